@@ -1,0 +1,57 @@
+# Locates llama.cpp and defines the target rtf::llama (ggml + libllama + libmtmd) and
+# RTF_LLAMA_CPP_VERSION ("<tag> <commit>").
+#
+# Two ways in:
+#   default              the pinned release, built and installed by scripts/fetch-llama.sh
+#                        into .deps/llama.cpp-<tag>-<cpu|cuda>/install (RTF_LLAMA_PREFIX)
+#   -DRTF_LLAMA_CPP_DIR  your own llama.cpp checkout, configured and built here (only the
+#                        ggml, llama and mtmd targets)
+file(STRINGS ${CMAKE_SOURCE_DIR}/scripts/llama-cpp.lock _lock REGEX "^LLAMA_TAG=")
+string(REPLACE "LLAMA_TAG=" "" RTF_LLAMA_TAG "${_lock}")
+
+add_library(rtf_llama INTERFACE)
+add_library(rtf::llama ALIAS rtf_llama)
+
+if(RTF_LLAMA_CPP_DIR)
+    if(NOT EXISTS ${RTF_LLAMA_CPP_DIR}/include/llama.h)
+        message(FATAL_ERROR "RTF_LLAMA_CPP_DIR=${RTF_LLAMA_CPP_DIR} is not a llama.cpp checkout (no include/llama.h)")
+    endif()
+    set(LLAMA_BUILD_COMMON OFF CACHE BOOL "" FORCE)
+    set(LLAMA_BUILD_TESTS OFF CACHE BOOL "" FORCE)
+    set(LLAMA_BUILD_TOOLS OFF CACHE BOOL "" FORCE)
+    set(LLAMA_BUILD_EXAMPLES OFF CACHE BOOL "" FORCE)
+    set(LLAMA_BUILD_SERVER OFF CACHE BOOL "" FORCE)
+    set(LLAMA_BUILD_APP OFF CACHE BOOL "" FORCE)
+    set(LLAMA_BUILD_MTMD ON CACHE BOOL "" FORCE)
+    set(LLAMA_OPENSSL OFF CACHE BOOL "" FORCE)
+    set(GGML_CUDA ${RTF_CUDA} CACHE BOOL "" FORCE)
+    add_subdirectory(${RTF_LLAMA_CPP_DIR} ${CMAKE_BINARY_DIR}/llama.cpp EXCLUDE_FROM_ALL SYSTEM)
+    target_link_libraries(rtf_llama INTERFACE ggml llama mtmd)
+    execute_process(COMMAND git -C ${RTF_LLAMA_CPP_DIR} rev-parse --short=12 HEAD
+        OUTPUT_VARIABLE _commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    set(RTF_LLAMA_CPP_VERSION "custom ${_commit}")
+    set(RTF_VOCAB_DIR ${RTF_LLAMA_CPP_DIR}/models)
+else()
+    if(NOT RTF_LLAMA_PREFIX)
+        if(RTF_CUDA)
+            set(_variant cuda)
+        else()
+            set(_variant cpu)
+        endif()
+        set(RTF_LLAMA_PREFIX ${CMAKE_SOURCE_DIR}/.deps/llama.cpp-${RTF_LLAMA_TAG}-${_variant}/install)
+    endif()
+    if(NOT EXISTS ${RTF_LLAMA_PREFIX}/include/llama.h)
+        message(FATAL_ERROR "llama.cpp not found at ${RTF_LLAMA_PREFIX}.\n"
+            "Run ./scripts/setup.sh (or scripts/fetch-llama.sh), or pass -DRTF_LLAMA_CPP_DIR=<your llama.cpp checkout>.")
+    endif()
+    find_package(ggml REQUIRED PATHS ${RTF_LLAMA_PREFIX} NO_DEFAULT_PATH)
+    find_package(llama REQUIRED PATHS ${RTF_LLAMA_PREFIX} NO_DEFAULT_PATH)
+    find_library(RTF_MTMD_LIBRARY mtmd PATHS ${RTF_LLAMA_PREFIX}/lib NO_DEFAULT_PATH REQUIRED)
+    target_link_libraries(rtf_llama INTERFACE llama ggml::ggml ggml::ggml-base ${RTF_MTMD_LIBRARY})
+    target_include_directories(rtf_llama SYSTEM INTERFACE ${RTF_LLAMA_PREFIX}/include)
+    file(READ ${RTF_LLAMA_PREFIX}/share/rtf/llama-cpp-version RTF_LLAMA_CPP_VERSION)
+    string(STRIP "${RTF_LLAMA_CPP_VERSION}" RTF_LLAMA_CPP_VERSION)
+    set(RTF_VOCAB_DIR ${RTF_LLAMA_PREFIX}/share/rtf/vocab)
+    set(CMAKE_BUILD_RPATH ${RTF_LLAMA_PREFIX}/lib)
+endif()
+message(STATUS "rtfkit: llama.cpp ${RTF_LLAMA_CPP_VERSION}")

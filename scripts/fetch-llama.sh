@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Fetch the pinned llama.cpp release (scripts/llama-cpp.lock), verify it, build and
+# install only ggml, libllama and libmtmd into .deps/.
+#
+#   scripts/fetch-llama.sh [--cuda]
+#
+# Result: .deps/llama.cpp-<tag>-<cpu|cuda>/install (a CMake prefix). Safe to run twice:
+# a finished install is kept (stamp file), nothing is downloaded or rebuilt.
+# Environment: RTF_JOBS (parallel jobs, default: nproc), RTF_DEPS_DIR (default .deps).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=llama-cpp.lock
+source "$root/scripts/llama-cpp.lock"
+variant=cpu
+[[ "${1:-}" == "--cuda" ]] && variant=cuda
+deps=${RTF_DEPS_DIR:-$root/.deps}
+jobs=${RTF_JOBS:-$(nproc)}
+tarball="$deps/$NPM_PACKAGE-$NPM_VERSION.tgz"
+src="$deps/llama.cpp-$LLAMA_TAG"
+prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/install"
+bdir="$deps/llama.cpp-$LLAMA_TAG-$variant/build"
+stamp="$prefix/.rtf-stamp"
+# bump when the build recipe below changes, so existing installs are rebuilt
+recipe=2
+want_stamp="$NPM_SHA512 $variant recipe=$recipe"
+mkdir -p "$deps"
+
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want_stamp" ]]; then
+  echo "llama.cpp $LLAMA_TAG ($variant) already built: $prefix"
+  exit 0
+fi
+
+# 1. the npm tarball, verified by sha512
+if [[ ! -f "$tarball" ]]; then
+  echo "fetching $NPM_PACKAGE@$NPM_VERSION from the npm registry"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "$NPM_PACKAGE@$NPM_VERSION" >/dev/null)
+  mv "$tmp/$NPM_PACKAGE-$NPM_VERSION.tgz" "$tarball"
+  rmdir "$tmp"
+fi
+actual=$(sha512sum "$tarball" | cut -d' ' -f1)
+if [[ "$actual" != "$NPM_SHA512" ]]; then
+  echo "error: checksum mismatch for $tarball" >&2
+  echo "  expected sha512: $NPM_SHA512 (scripts/llama-cpp.lock)" >&2
+  echo "  actual   sha512: $actual" >&2
+  echo "  delete the file to fetch it again, or update the lock file deliberately" >&2
+  exit 1
+fi
+
+# 2. the source tree, cloned from the bundle inside the tarball
+if [[ ! -f "$src/CMakeLists.txt" ]]; then
+  rm -rf "$src" "$deps/unpack"
+  mkdir -p "$deps/unpack"
+  tar -xzf "$tarball" -C "$deps/unpack" package/llama/gitRelease.bundle
+  git clone --quiet "$deps/unpack/package/llama/gitRelease.bundle" "$src"
+  rm -rf "$deps/unpack"
+fi
+commit=$(git -C "$src" rev-parse --short=12 HEAD)
+
+# 3. build only the libraries (no tools, tests, examples, server, common)
+cuda=OFF; [[ $variant == cuda ]] && cuda=ON
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+echo "building llama.cpp $LLAMA_TAG ($commit, $variant): ggml, llama, mtmd with $jobs jobs"
+cmake -S "$src" -B "$bdir" "${gen[@]}" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
+  -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' -DGGML_NATIVE=ON -DGGML_CUDA=$cuda \
+  -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
+  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+  -DLLAMA_BUILD_MTMD=ON -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_COMMIT="$commit" \
+  -DLLAMA_BUILD_NUMBER=0 >"$deps/llama-configure.log" 2>&1 ||
+  { tail -30 "$deps/llama-configure.log" >&2; echo "error: llama.cpp configure failed (log: $deps/llama-configure.log)" >&2; exit 1; }
+cmake --build "$bdir" --target ggml llama mtmd -j "$jobs"
+cmake --install "$bdir" >/dev/null
+# the vocabulary-only GGUFs the LLM twins reuse (real tokenizers)
+mkdir -p "$prefix/share/rtf/vocab"
+cp "$src"/models/ggml-vocab-qwen2.gguf "$src"/models/ggml-vocab-llama-bpe.gguf "$prefix/share/rtf/vocab/"
+echo "$LLAMA_TAG $commit" >"$prefix/share/rtf/llama-cpp-version"
+echo "$want_stamp" >"$stamp"
+echo "llama.cpp installed: $prefix"

@@ -1,0 +1,47 @@
+// rtf version / rtf --version: what this binary is and what it was built against.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli-util.h"
+#include "cli/commands.h"
+#include "models/backend-devices.h"
+#include "rtf/build-info.h"
+
+namespace rtf::cli {
+
+nlohmann::json version_json() {
+    const auto &b = backend_info();
+    return {{"rtfkit", RTF_VERSION},
+            {"llama_cpp", RTF_LLAMA_CPP_VERSION},
+            {"build_type", RTF_BUILD_TYPE},
+            {"ggml_backends", b.backends},
+            {"cpu_features", b.cpu_features}};
+}
+
+int print_version(bool json) {
+    auto j = version_json();
+    if (json) {
+        write_json(j, "-");
+        return 0;
+    }
+    std::cout << "rtf " << RTF_VERSION << " (" << RTF_BUILD_TYPE << ")\n"
+              << "llama.cpp " << RTF_LLAMA_CPP_VERSION << "\n"
+              << "ggml backends:";
+    for (const auto &s : backend_info().backends) std::cout << " " << s;
+    std::cout << "\ncpu features:";
+    for (const auto &s : backend_info().cpu_features) std::cout << " " << s;
+    std::cout << "\n";
+    return 0;
+}
+
+static void add_version_command(CLI::App &app, Action &action) {
+    auto *sub = app.add_subcommand("version", "Print rtfkit's version, the llama.cpp commit it was built "
+                                              "against, compiled ggml backends and CPU features");
+    auto json = std::make_shared<bool>(false);
+    sub->add_flag("--json", *json, "Print as JSON");
+    sub->callback([&action, json] { action = [json] { return print_version(*json); }; });
+}
+
+RTF_COMMAND(110, add_version_command);
+
+}  // namespace rtf::cli

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The CLI's contract: version/devices work (text and JSON); bad use exits 1 naming the problem.
+source "$(dirname "$0")/lib.sh"
+expect_rc 0 'llama.cpp' -- --version
+expect_rc 0 '"llama_cpp"' -- version --json
+expect_rc 0 'CPU' -- devices
+expect_rc 0 '"numa_nodes"' -- devices --json
+"$RTF" devices --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["cpu"]["pus"]>=1; assert j["backend"]["devices"]' \
+  && echo "ok: devices --json parses" || { echo "FAIL: devices --json"; fails=$((fails+1)); }
+expect_rc 0 'Subcommands' -- --help
+expect_rc 1 'frobnicate' -- frobnicate
+expect_rc 1 '--nope' -- devices --nope
+expect_rc 1 '--nope' -- --nope
+finish
