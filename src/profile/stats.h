@@ -1,0 +1,31 @@
+#pragma once
+// Order statistics used by every report: percentiles and the p50/p95/p99/max summary.
+//
+// percentile() interpolates linearly between closest ranks (the "linear" method of
+// numpy.percentile / Hyndman & Fan type 7), so p50 of an even-sized sample is the mean of
+// the two middle values and p100 is the max. Empty input gives NaN (rendered as JSON null).
+#include <cstddef>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rtf::prof {
+
+// q in [0, 100]. Copies and sorts; fine for per-run sizes (hundreds to thousands).
+double percentile(std::vector<double> values, double q);
+double median(std::vector<double> values);
+
+struct Summary {
+    size_t n = 0;
+    double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;  // NaN when n == 0 (except n)
+};
+
+Summary summarize(const std::vector<double> &values);
+
+// {"n", "mean", "p50", "p95", "p99", "max"}; NaN values become null.
+nlohmann::json to_json(const Summary &s);
+
+// A double as JSON, NaN/inf as null (JSON has no NaN).
+nlohmann::json json_number(double v);
+
+}  // namespace rtf::prof
