@@ -1,0 +1,139 @@
+#include "models/lm/llama-runtime.h"
+
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include <ggml-backend.h>
+#include <ggml-cpu.h>
+#include <ggml.h>
+
+#include "core/error.h"
+
+namespace rtf::lm {
+
+namespace {
+std::mutex g_log_mutex;
+std::deque<std::string> g_log;  // recent WARN/ERROR lines
+std::string g_partial;          // libllama logs some lines in pieces (CONT)
+bool g_echo = false;
+
+void log_callback(ggml_log_level level, const char *text, void *) {
+    if (g_echo) std::fputs(text, stderr);
+    if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_CONT) return;
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    if (level == GGML_LOG_LEVEL_CONT && g_partial.empty()) return;
+    g_partial += text;
+    if (!g_partial.empty() && g_partial.back() == '\n') {
+        g_partial.pop_back();
+        g_log.push_back(std::move(g_partial));
+        g_partial.clear();
+        while (g_log.size() > 20) g_log.pop_front();
+    }
+}
+
+ggml_type kv_ggml_type(const std::string &t) {
+    if (t == "f32") return GGML_TYPE_F32;
+    if (t == "f16") return GGML_TYPE_F16;
+    if (t == "bf16") return GGML_TYPE_BF16;
+    if (t == "q8_0") return GGML_TYPE_Q8_0;
+    if (t == "q4_0") return GGML_TYPE_Q4_0;
+    if (t == "q4_1") return GGML_TYPE_Q4_1;
+    if (t == "iq4_nl") return GGML_TYPE_IQ4_NL;
+    if (t == "q5_0") return GGML_TYPE_Q5_0;
+    if (t == "q5_1") return GGML_TYPE_Q5_1;
+    throw_usage("unknown KV type '" + t + "'");
+}
+
+ThreadpoolPtr make_pool(const ModelPlacement &p, int n_threads) {
+    ggml_threadpool_params tp = ggml_threadpool_params_default(n_threads);
+    if (p.cpus.empty() && static_cast<uint32_t>(p.poll) == tp.poll) return nullptr;  // libllama's own pool
+    for (int c : p.cpus) tp.cpumask[c] = true;
+    tp.strict_cpu = !p.cpus.empty();
+    tp.poll = static_cast<uint32_t>(p.poll);
+    ggml_threadpool *pool = ggml_threadpool_new(&tp);
+    if (!pool) throw_setup("could not create a ggml threadpool of " + std::to_string(n_threads) + " threads on the given CPU set");
+    return ThreadpoolPtr(pool);
+}
+}  // namespace
+
+void ThreadpoolFree::operator()(ggml_threadpool *t) const { ggml_threadpool_free(t); }
+
+void ensure_llama_backend() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const char *e = std::getenv("RTF_LLAMA_LOG");
+        g_echo = e && std::string(e) == "1";
+        llama_log_set(log_callback, nullptr);
+        ggml_backend_load_all();
+        llama_backend_init();
+    });
+}
+
+std::string take_llama_log() {
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    std::string out;
+    for (auto &l : g_log) {
+        if (!out.empty()) out += " | ";
+        out += l;
+    }
+    g_log.clear();
+    return out;
+}
+
+LlamaInstance load_llama(const std::string &path, const ModelPlacement &placement, bool embeddings,
+                         const std::string &what) {
+    ensure_llama_backend();
+    if (!std::filesystem::is_regular_file(path)) throw_setup(what + " file not found: " + path);
+    placement.validate(what);
+
+    llama_model_params mp = llama_model_default_params();
+    std::vector<ggml_backend_dev_t> devs;
+    if (placement.device != "auto") {
+        ggml_backend_dev_t dev = ggml_backend_dev_by_name(placement.device.c_str());
+        if (!dev) throw_usage(what + ".device '" + placement.device + "' does not exist in this build (see `rtf devices`)");
+        if (ggml_backend_dev_type(dev) != GGML_BACKEND_DEVICE_TYPE_CPU) devs.push_back(dev);
+        devs.push_back(nullptr);  // NULL-terminated; an empty list means CPU only
+        mp.devices = devs.data();
+        mp.n_gpu_layers = devs.size() > 1 ? placement.n_gpu_layers : 0;
+    } else {
+        mp.n_gpu_layers = placement.n_gpu_layers;
+    }
+    mp.load_mode = placement.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
+    mp.use_extra_bufts = placement.extra_bufts;
+    mp.no_host = !placement.host_buffer;
+    mp.progress_callback = [](float, void *) { return true; };  // no progress dots on stderr
+
+    take_llama_log();
+    LlamaInstance inst;
+    inst.model.reset(llama_model_load_from_file(path.c_str(), mp));
+    if (!inst.model) throw_setup(what + ": libllama could not load " + path + ": " + take_llama_log());
+
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = placement.n_ctx;
+    cp.n_batch = placement.n_batch;
+    cp.n_ubatch = placement.n_batch;
+    cp.n_seq_max = 1;
+    cp.n_threads = placement.threads();
+    cp.n_threads_batch = placement.threads_batch();
+    cp.flash_attn_type = placement.flash_attn == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED
+                         : placement.flash_attn == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED
+                                                         : LLAMA_FLASH_ATTN_TYPE_AUTO;
+    cp.type_k = cp.type_v = kv_ggml_type(placement.kv_type);
+    cp.embeddings = embeddings;
+    cp.pooling_type = LLAMA_POOLING_TYPE_NONE;
+    cp.no_perf = true;
+    inst.ctx.reset(llama_init_from_model(inst.model.get(), cp));
+    if (!inst.ctx) throw_setup(what + ": libllama could not create a context for " + path + " (n_ctx " +
+                               std::to_string(placement.n_ctx) + "): " + take_llama_log());
+    inst.pool = make_pool(placement, cp.n_threads);
+    if (inst.pool) {
+        inst.pool_batch = cp.n_threads_batch == cp.n_threads ? nullptr : make_pool(placement, cp.n_threads_batch);
+        llama_attach_threadpool(inst.ctx.get(), inst.pool.get(), inst.pool_batch ? inst.pool_batch.get() : inst.pool.get());
+    }
+    return inst;
+}
+
+}  // namespace rtf::lm

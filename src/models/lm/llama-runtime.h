@@ -1,0 +1,48 @@
+#pragma once
+// Shared libllama plumbing for the LLM and TTS engines: one-time backend init, log capture
+// (libllama's messages are kept, not printed, and quoted in our errors), owning handles,
+// and ModelPlacement -> llama params.
+#include <memory>
+#include <string>
+
+#include <llama.h>
+
+#include "models/lm/placement.h"
+
+struct ggml_threadpool;
+
+namespace rtf::lm {
+
+// Initialises llama/ggml backends once (thread-safe) and installs the log capture. Set
+// RTF_LLAMA_LOG=1 to also see libllama's log on stderr.
+void ensure_llama_backend();
+
+// The last warning/error lines libllama logged (up to ~20), then forgets them. Used to say
+// *why* a load or decode failed.
+std::string take_llama_log();
+
+struct LlamaModelFree { void operator()(llama_model *m) const { llama_model_free(m); } };
+struct LlamaContextFree { void operator()(llama_context *c) const { llama_free(c); } };
+struct LlamaSamplerFree { void operator()(llama_sampler *s) const { llama_sampler_free(s); } };
+struct ThreadpoolFree { void operator()(ggml_threadpool *t) const; };
+using LlamaModelPtr = std::unique_ptr<llama_model, LlamaModelFree>;
+using LlamaContextPtr = std::unique_ptr<llama_context, LlamaContextFree>;
+using LlamaSamplerPtr = std::unique_ptr<llama_sampler, LlamaSamplerFree>;
+using ThreadpoolPtr = std::unique_ptr<ggml_threadpool, ThreadpoolFree>;
+
+// A loaded model with one context (and its pinned threadpools when placement.cpus is set).
+// Members are destroyed context first, then threadpools, then the model.
+struct LlamaInstance {
+    LlamaModelPtr model;
+    ThreadpoolPtr pool;
+    ThreadpoolPtr pool_batch;
+    LlamaContextPtr ctx;
+};
+
+// Loads `path` with `placement` and creates a context (embeddings output on when
+// `embeddings`). Throws rtf::Error(Setup) naming `what` and the file, quoting libllama's
+// reason, when the file is missing or libllama refuses it.
+LlamaInstance load_llama(const std::string &path, const ModelPlacement &placement, bool embeddings,
+                         const std::string &what);
+
+}  // namespace rtf::lm

@@ -1,0 +1,302 @@
+#include "models/lm/llm-engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "models/lm/condition.h"
+#include "models/lm/llama-runtime.h"
+
+namespace rtf::lm {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Offset of the first byte that breaks UTF-8 (overlongs, surrogates, > U+10FFFF included), or npos.
+size_t utf8_error(std::string_view s) {
+    size_t i = 0;
+    const auto *u = reinterpret_cast<const unsigned char *>(s.data());
+    while (i < s.size()) {
+        const unsigned c = u[i];
+        int n;
+        uint32_t cp;
+        if (c < 0x80) { ++i; continue; }
+        if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
+        else return i;
+        if (i + static_cast<size_t>(n) >= s.size()) return i;  // truncated sequence
+        for (int k = 1; k <= n; ++k) {
+            const unsigned cc = u[i + static_cast<size_t>(k)];
+            if ((cc & 0xC0) != 0x80) return i;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += static_cast<size_t>(n) + 1;
+    }
+    return std::string_view::npos;
+}
+}  // namespace
+
+void check_text(std::string_view text, const std::string &what) {
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }))
+        throw_usage(what + " is empty: give some text to speak");
+    const size_t bad = utf8_error(text);
+    if (bad != std::string_view::npos)
+        throw_usage(what + " is not valid UTF-8 (bad byte 0x" + [&] {
+            char b[3];
+            std::snprintf(b, sizeof b, "%02x", static_cast<unsigned char>(text[bad]));
+            return std::string(b);
+        }() + " at offset " + std::to_string(bad) + ")");
+}
+
+void LlmConfig::validate() const {
+    if (model_path.empty()) throw_usage("llm.model_path is empty: give the LLM GGUF (e.g. MiniCPM-o-4_5-Q4_K_M.gguf)");
+    placement.validate("llm");
+    if (llm_step < 1 || llm_step > 4096) throw_usage("llm.llm_step = " + std::to_string(llm_step) + ": use 1 .. 4096 tokens");
+    if (max_tokens < 0) throw_usage("llm.max_tokens = " + std::to_string(max_tokens) + ": use 0 (until a stop) or more");
+    if (!(temperature > 0.0f) && !greedy) throw_usage("llm.temperature must be > 0 (use greedy mode for argmax)");
+    if (top_k < 0) throw_usage("llm.top_k = " + std::to_string(top_k) + ": use 0 (off) or more");
+    if (!(top_p > 0.0f && top_p <= 1.0f)) throw_usage("llm.top_p must be in (0, 1]");
+    if (!(min_p >= 0.0f && min_p < 1.0f)) throw_usage("llm.min_p must be in [0, 1)");
+}
+
+nlohmann::json LlmConfig::to_json() const {
+    return {{"model_path", model_path}, {"placement", placement.to_json()}, {"llm_step", llm_step},
+            {"max_tokens", max_tokens}, {"greedy", greedy},                 {"temperature", temperature},
+            {"top_k", top_k},           {"top_p", top_p},                   {"min_p", min_p},
+            {"seed", seed},             {"system_prompt", system_prompt},   {"chat_template", chat_template}};
+}
+
+nlohmann::json LlmTimings::to_json() const {
+    return {{"load_ms", load_ms},     {"n_prompt", n_prompt},   {"prefill_ms", prefill_ms},
+            {"n_decoded", n_decoded}, {"decode_ms", decode_ms}, {"sample_ms", sample_ms}};
+}
+
+struct LlmEngine::Impl {
+    LlamaInstance inst;
+    const llama_vocab *vocab = nullptr;
+    LlamaSamplerPtr sampler;
+    llama_batch batch{};
+    int n_embd = 0, n_ctx = 0, n_batch = 0;
+    int32_t tts_eos = -1, tts_bos = -1;
+    enum class Mode { Idle, Generate, Forced } mode = Mode::Idle;
+    int pos = 0;           // next KV position
+    int n_generated = 0;   // reply tokens so far
+    // forced (text) mode
+    std::vector<int32_t> forced_ids;
+    std::vector<float> forced_hidden;
+    size_t forced_next = 0;
+
+    ~Impl() { llama_batch_free(batch); }
+
+    void decode(const int32_t *toks, int n, int pos0, bool all_outputs, const char *what) {
+        for (int s = 0; s < n; s += n_batch) {
+            const int m = std::min(n_batch, n - s);
+            batch.n_tokens = m;
+            for (int i = 0; i < m; ++i) {
+                batch.token[i] = toks[s + i];
+                batch.pos[i] = pos0 + s + i;
+                batch.n_seq_id[i] = 1;
+                batch.seq_id[i][0] = 0;
+                batch.logits[i] = all_outputs || (s + i == n - 1);
+            }
+            const int rc = llama_decode(inst.ctx.get(), batch);
+            if (rc != 0)
+                throw_runtime(std::string("llm: llama_decode failed for the ") + what + " (code " + std::to_string(rc) +
+                              ") at position " + std::to_string(pos0 + s) + ": " + take_llama_log());
+        }
+    }
+};
+
+LlmEngine::LlmEngine(const LlmConfig &cfg) : p_(std::make_unique<Impl>()), cfg_(cfg) {
+    const auto t0 = Clock::now();
+    cfg_.validate();
+    p_->inst = load_llama(cfg_.model_path, cfg_.placement, /*embeddings=*/true, "llm");
+    p_->vocab = llama_model_get_vocab(p_->inst.model.get());
+    p_->n_embd = llama_model_n_embd(p_->inst.model.get());
+    p_->n_ctx = static_cast<int>(llama_n_ctx(p_->inst.ctx.get()));
+    p_->n_batch = static_cast<int>(cfg_.placement.n_batch);
+    p_->batch = llama_batch_init(p_->n_batch, 0, 1);
+    p_->tts_eos = special_id("<|tts_eos|>");
+    p_->tts_bos = special_id("<|tts_bos|>");
+    timings_.load_ms = ms_since(t0);
+}
+
+LlmEngine::~LlmEngine() = default;
+
+int LlmEngine::n_embd() const { return p_->n_embd; }
+int LlmEngine::n_ctx() const { return p_->n_ctx; }
+
+std::vector<int32_t> LlmEngine::tokenize(const std::string &text, bool parse_special) const {
+    std::vector<int32_t> out(text.size() + 8);
+    int n = llama_tokenize(p_->vocab, text.data(), static_cast<int32_t>(text.size()), out.data(),
+                           static_cast<int32_t>(out.size()), /*add_special=*/false, parse_special);
+    if (n < 0) {
+        out.resize(static_cast<size_t>(-n));
+        n = llama_tokenize(p_->vocab, text.data(), static_cast<int32_t>(text.size()), out.data(),
+                           static_cast<int32_t>(out.size()), false, parse_special);
+    }
+    if (n < 0) throw_usage("llm: the text could not be tokenized (" + std::to_string(text.size()) + " bytes)");
+    out.resize(static_cast<size_t>(n));
+    return out;
+}
+
+std::string LlmEngine::piece(int32_t token) const {
+    char buf[256];
+    const int n = llama_token_to_piece(p_->vocab, token, buf, sizeof buf, 0, /*special=*/false);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+int32_t LlmEngine::special_id(const std::string &text) const {
+    auto t = tokenize(text, true);
+    return t.size() == 1 ? t[0] : -1;
+}
+
+namespace {
+// Spec §2.2 (simplex): user turn, then "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n<|tts_bos|>".
+// User text is tokenized without special-token parsing so it cannot inject control tokens.
+std::vector<int32_t> build_prompt(const LlmEngine &e, const LlmConfig &cfg, int32_t tts_bos, const std::string &user) {
+    std::vector<int32_t> out;
+    auto add = [&](const std::string &s, bool special) {
+        auto t = e.tokenize(s, special);
+        out.insert(out.end(), t.begin(), t.end());
+    };
+    if (!cfg.chat_template) {
+        add(user, false);
+        return out;
+    }
+    if (!cfg.system_prompt.empty()) add("<|im_start|>system\n" + cfg.system_prompt + "<|im_end|>\n", true);
+    add("<|im_start|>user\n", true);
+    add(user, false);
+    add("<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", true);
+    if (tts_bos >= 0) out.push_back(tts_bos);
+    return out;
+}
+}  // namespace
+
+void LlmEngine::start(const std::string &prompt) {
+    check_text(prompt, "the prompt");
+    auto toks = build_prompt(*this, cfg_, p_->tts_bos, prompt);
+    if (static_cast<int>(toks.size()) >= p_->n_ctx)
+        throw_usage("prompt of " + std::to_string(toks.size()) + " tokens exceeds context " + std::to_string(p_->n_ctx) +
+                    " (raise the LLM n_ctx or shorten the prompt)");
+    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    // A fresh chain per reply: the same seed gives the same reply.
+    p_->sampler.reset(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+    llama_sampler *ch = p_->sampler.get();
+    if (cfg_.greedy) {
+        llama_sampler_chain_add(ch, llama_sampler_init_greedy());
+    } else {
+        if (cfg_.top_k > 0) llama_sampler_chain_add(ch, llama_sampler_init_top_k(cfg_.top_k));
+        llama_sampler_chain_add(ch, llama_sampler_init_top_p(cfg_.top_p, 1));
+        llama_sampler_chain_add(ch, llama_sampler_init_min_p(cfg_.min_p, 1));
+        llama_sampler_chain_add(ch, llama_sampler_init_temp(cfg_.temperature));
+        llama_sampler_chain_add(ch, llama_sampler_init_dist(cfg_.seed));
+    }
+    timings_ = LlmTimings{0, 0, 0, 0, 0, timings_.load_ms};
+    const auto t0 = Clock::now();
+    p_->decode(toks.data(), static_cast<int>(toks.size()), 0, false, "prompt");
+    timings_.prefill_ms = ms_since(t0);
+    timings_.n_prompt = static_cast<int>(toks.size());
+    p_->pos = static_cast<int>(toks.size());
+    p_->n_generated = 0;
+    p_->mode = Impl::Mode::Generate;
+}
+
+void LlmEngine::start_text(const std::string &text) {
+    check_text(text, "the text");
+    auto prefix = build_prompt(*this, cfg_, p_->tts_bos, text);
+    auto reply = tokenize(text, false);
+    const size_t n_all = prefix.size() + reply.size();
+    if (static_cast<int>(n_all) > p_->n_ctx)
+        throw_usage("prompt of " + std::to_string(n_all) + " tokens (template + text) exceeds context " +
+                    std::to_string(p_->n_ctx) + " (raise the LLM n_ctx or shorten the text)");
+    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    timings_ = LlmTimings{0, 0, 0, 0, 0, timings_.load_ms};
+    const auto t0 = Clock::now();
+    p_->decode(prefix.data(), static_cast<int>(prefix.size()), 0, false, "prompt");
+    // The reply's hidden states, n_batch rows per pass (outputs on every row).
+    p_->forced_ids = reply;
+    p_->forced_hidden.assign(reply.size() * static_cast<size_t>(p_->n_embd), 0.0f);
+    for (size_t s = 0; s < reply.size(); s += static_cast<size_t>(p_->n_batch)) {
+        const int m = static_cast<int>(std::min(reply.size() - s, static_cast<size_t>(p_->n_batch)));
+        p_->decode(reply.data() + s, m, static_cast<int>(prefix.size() + s), true, "text");
+        for (int i = 0; i < m; ++i) {
+            const float *e = llama_get_embeddings_ith(p_->inst.ctx.get(), i);
+            if (!e) throw_runtime("llm: libllama returned no embeddings for the text: " + take_llama_log());
+            std::memcpy(p_->forced_hidden.data() + (s + static_cast<size_t>(i)) * static_cast<size_t>(p_->n_embd), e,
+                        static_cast<size_t>(p_->n_embd) * sizeof(float));
+        }
+    }
+    timings_.prefill_ms = ms_since(t0);
+    timings_.n_prompt = static_cast<int>(n_all);
+    p_->pos = static_cast<int>(n_all);
+    p_->forced_next = 0;
+    p_->mode = Impl::Mode::Forced;
+}
+
+bool LlmEngine::done() const { return p_->mode == Impl::Mode::Idle; }
+
+LlmStep LlmEngine::next_step() {
+    Impl &p = *p_;
+    if (p.mode == Impl::Mode::Idle) throw_usage("llm: next_step() without a reply in progress (call start() first)");
+    LlmStep st;
+    st.n_embd = p.n_embd;
+    auto take = [&](int32_t tok, const float *h) {
+        ++st.n_tokens;
+        st.text += piece(tok);
+        if (!is_valid_text_token(tok)) return;
+        st.token_ids.push_back(tok);
+        st.hidden.insert(st.hidden.end(), h, h + p.n_embd);
+    };
+    auto finish = [&](const char *why) {
+        st.is_last = true;
+        st.stop = why;
+        p.mode = Impl::Mode::Idle;
+    };
+    if (p.mode == Impl::Mode::Forced) {
+        while (p.forced_next < p.forced_ids.size() && static_cast<int>(st.token_ids.size()) < cfg_.llm_step) {
+            take(p.forced_ids[p.forced_next], p.forced_hidden.data() + p.forced_next * static_cast<size_t>(p.n_embd));
+            ++p.forced_next;
+        }
+        if (p.forced_next == p.forced_ids.size()) finish("text_end");
+        return st;
+    }
+    while (static_cast<int>(st.token_ids.size()) < cfg_.llm_step) {
+        if (cfg_.max_tokens > 0 && p.n_generated >= cfg_.max_tokens) { finish("max_tokens"); break; }
+        if (p.pos >= p.n_ctx) { finish("context"); break; }
+        auto t0 = Clock::now();
+        const int32_t tok = llama_sampler_sample(p.sampler.get(), p.inst.ctx.get(), -1);
+        timings_.sample_ms += ms_since(t0);
+        if (tok == p.tts_eos || llama_vocab_is_eog(p.vocab, tok)) { finish("eos"); break; }
+        // Feeding the token yields its own hidden state and the next token's logits.
+        t0 = Clock::now();
+        p.decode(&tok, 1, p.pos, false, "reply");
+        timings_.decode_ms += ms_since(t0);
+        ++timings_.n_decoded;
+        ++p.pos;
+        ++p.n_generated;
+        const float *h = llama_get_embeddings_ith(p.inst.ctx.get(), -1);
+        if (!h) throw_runtime("llm: libllama returned no embeddings: " + take_llama_log());
+        take(tok, h);
+    }
+    if (!st.is_last && ((cfg_.max_tokens > 0 && p.n_generated >= cfg_.max_tokens) || p.pos >= p.n_ctx))
+        finish(p.pos >= p.n_ctx ? "context" : "max_tokens");
+    return st;
+}
+
+void LlmEngine::generate(const std::function<bool(const LlmStep &)> &on_step) {
+    while (!done()) {
+        LlmStep s = next_step();
+        if (!on_step(s)) break;
+    }
+}
+
+}  // namespace rtf::lm

@@ -1,0 +1,105 @@
+#pragma once
+// LlmEngine: the speak path's LLM stage on upstream libllama (spec §1.2, §2.1, §2.2).
+// Prompt in; reply tokens out in steps of `llm_step` valid tokens, each token paired with
+// the hidden state the TTS needs: the final-norm (output_norm) row at the token's own
+// position, read from libllama's embeddings output of the very decode that feeds the token
+// (no second pass: that decode also yields the logits for the next token).
+//
+//   LlmConfig cfg;  cfg.model_path = kit + "/MiniCPM-o-4_5-Q4_K_M.gguf";
+//   LlmEngine llm(cfg);
+//   llm.start("Tell me a story.");            // prefill (timed separately)
+//   while (true) { LlmStep s = llm.next_step(); tts.feed(s); if (s.is_last) break; }
+//
+// Thread-safety: one thread drives an engine at a time. Steps own their data.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/lm/placement.h"
+
+namespace rtf::lm {
+
+struct LlmConfig {
+    std::string model_path;        // Qwen3 GGUF (required)
+    ModelPlacement placement;      // n_ctx 4096 by default
+    int llm_step = 10;             // valid tokens per step (reference 10)
+    int max_tokens = 0;            // reply tokens (specials included) per start(); 0 = until a stop or the context is full
+    bool greedy = false;           // argmax (equivalence checks); else temperature/top-k/top-p/min-p + seeded dist
+    float temperature = 0.8f;      // reference defaults (llama.cpp common_params)
+    int top_k = 40;
+    float top_p = 0.95f;
+    float min_p = 0.05f;
+    uint32_t seed = 42;            // sampler seed; the chain is re-created on every start()
+    std::string system_prompt;     // "" = no system turn
+    bool chat_template = true;     // wrap the prompt in the simplex template (spec §2.2); false = raw text
+
+    void validate() const;         // throws rtf::Error(Usage) naming the field
+    nlohmann::json to_json() const;
+};
+
+// One step: up to llm_step valid tokens (spec §2.1 filter) and their hidden rows.
+struct LlmStep {
+    std::vector<int32_t> token_ids;  // valid tokens, in order
+    std::vector<float> hidden;       // token_ids.size() x n_embd, row-major, F32
+    int n_embd = 0;
+    int n_tokens = 0;                // reply tokens consumed by this step (filtered ones included)
+    std::string text;                // text of those tokens (specials not rendered)
+    bool is_last = false;            // the reply ended with this step
+    std::string stop;                // when is_last: "eos", "max_tokens", "context" or "text_end"
+};
+
+struct LlmTimings {
+    int n_prompt = 0;       // tokens prefilled (text mode: template + the forced text)
+    double prefill_ms = 0;  // llama_decode time of the prompt
+    int n_decoded = 0;      // single-token decodes (one per reply token)
+    double decode_ms = 0;   // llama_decode time of those
+    double sample_ms = 0;   // sampler time
+    double load_ms = 0;
+    nlohmann::json to_json() const;
+};
+
+// Throws rtf::Error(Usage) naming `what` if `text` is empty/blank or not valid UTF-8 (with
+// the byte offset of the first bad byte).
+void check_text(std::string_view text, const std::string &what);
+
+class LlmEngine {
+public:
+    explicit LlmEngine(const LlmConfig &cfg);  // loads; throws rtf::Error(Setup)
+    ~LlmEngine();
+    LlmEngine(const LlmEngine &) = delete;
+    LlmEngine &operator=(const LlmEngine &) = delete;
+
+    // New reply to `prompt` (KV cleared, sampler re-seeded, prompt prefilled). Throws
+    // rtf::Error(Usage) for empty/invalid text and "prompt of N tokens exceeds context C".
+    void start(const std::string &prompt);
+    // Text-only input: `text` is forced as the reply (no sampling): one batched pass over
+    // template + text yields every token's hidden state, then next_step() slices them.
+    void start_text(const std::string &text);
+    // Next step; after a step with is_last, call start() again. Throws Usage if not started.
+    LlmStep next_step();
+    // Runs next_step() until is_last or until `on_step` returns false.
+    void generate(const std::function<bool(const LlmStep &)> &on_step);
+    bool done() const;
+
+    LlmTimings timings() const { return timings_; }
+    const LlmConfig &config() const { return cfg_; }
+    int n_embd() const;
+    int n_ctx() const;
+    std::vector<int32_t> tokenize(const std::string &text, bool parse_special) const;
+    std::string piece(int32_t token) const;
+    // Id of a special token by its text ("<|tts_eos|>"), -1 if the vocabulary lacks it.
+    int32_t special_id(const std::string &text) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> p_;
+    LlmConfig cfg_;
+    LlmTimings timings_;
+};
+
+}  // namespace rtf::lm

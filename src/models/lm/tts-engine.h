@@ -1,0 +1,92 @@
+#pragma once
+// TtsEngine: MiniCPM-o 4.5's TTS stage — LLM (token, hidden) steps in, audio-code chunks
+// for Token2Wav out (spec §2.3-2.8).
+//
+//   TtsConfig cfg;  cfg.model_path = kit + "/tts/MiniCPM-o-4_5-tts-F16.gguf";
+//   TtsEngine tts(cfg);                                   // loads (and caches, see below)
+//   for (each LLM step s) for (auto &c : tts.feed(s)) t2w.push(c);   // 0..n chunks
+//   for (auto &c : tts.finish()) t2w.push(c);             // leftover + final marker
+//
+// How the transformer runs: the TTS GGUF is a llama file plus 11 tensors that upstream
+// libllama refuses. On first use a plain llama GGUF of its transformer is derived and cached
+// (derived-tts-model.h), then run by libllama exactly like any llama model (same kernels,
+// KV cache, offload, flash attention as llama-bench). Inputs are always embedding rows;
+// the final-norm hidden z of the last row drives the code sampler.
+//
+// Thread-safety: one thread drives an engine at a time; separate engines are independent.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/lm/placement.h"
+#include "models/lm/tts-generator.h"
+#include "models/lm/tts-weights.h"
+
+namespace rtf::lm {
+
+struct LlmStep;
+
+struct TtsConfig {
+    std::string model_path;      // TTS GGUF (required)
+    std::string projector_path;  // "" = <tts dir>/MiniCPM-o-4_5-projector-F16.gguf, else the TTS file's copy
+    std::string cache_dir;       // derived llama file; "" = default_tts_cache_dir(model_path)
+    ModelPlacement placement;    // n_ctx 4096 = the reference's
+    TtsMode mode = TtsMode::Simplex;
+    uint32_t seed = 42;          // code RNG seed, restarted per message (reference behaviour)
+    bool greedy = false;         // argmax codes (the reference does this when the LLM is greedy)
+    int max_codes_per_phase = 500;
+    int chunk_codes = 25;        // simplex chunk size (25 codes = 1 s of audio)
+    bool host_logits = false;     // see TtsGenOptions::host_logits
+    bool reference_noop_feeds = false;  // see TtsGenOptions::reference_noop_feeds
+
+    void validate() const;       // throws rtf::Error(Usage) naming the field
+    nlohmann::json to_json() const;
+};
+
+struct TtsTimings {
+    int64_t n_prefill_rows = 0, n_prefill_calls = 0, n_decode = 0, n_codes = 0, n_steps = 0;
+    double prefill_ms = 0, decode_ms = 0, sample_ms = 0, load_ms = 0;
+    nlohmann::json to_json() const;
+};
+
+class LlamaTtsForward;
+
+class TtsEngine {
+public:
+    explicit TtsEngine(const TtsConfig &cfg);  // throws rtf::Error(Setup) for missing/bad files
+    ~TtsEngine();
+    TtsEngine(const TtsEngine &) = delete;
+    TtsEngine &operator=(const TtsEngine &) = delete;
+
+    // Starts a new utterance (turn): clears KV, positions, code history, chunk buffer.
+    // Optional: feed() starts one when none is open.
+    void begin_utterance();
+    // One LLM step (unfiltered ids; hidden rows or none). Returns finished chunks (maybe none).
+    // A step with is_last ends the utterance (Phase 2, leftover, final marker included).
+    std::vector<AudioChunk> feed(const TtsInput &in);
+    std::vector<AudioChunk> feed(const LlmStep &step);
+    // Ends an open utterance whose last step was not marked is_last; no-op otherwise.
+    std::vector<AudioChunk> finish();
+
+    const TtsDims &dims() const { return weights_->dims(); }
+    const TtsConfig &config() const { return cfg_; }
+    TtsTimings timings() const;
+    const std::string &derived_model_path() const { return derived_path_; }
+    void set_observer(TtsObserver obs);
+    // The transformer itself (golden checks teacher-force it).
+    TtsForward &forward();
+    const TtsWeights &weights() const { return *weights_; }
+
+private:
+    TtsConfig cfg_;
+    std::unique_ptr<TtsWeights> weights_;
+    std::string derived_path_;
+    std::unique_ptr<LlamaTtsForward> fwd_;
+    std::unique_ptr<TtsGenerator> gen_;
+    double load_ms_ = 0;
+};
+
+}  // namespace rtf::lm

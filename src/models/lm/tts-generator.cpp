@@ -1,0 +1,196 @@
+#include "models/lm/tts-generator.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "models/lm/condition.h"
+#include "models/lm/tts-weights.h"
+
+namespace rtf::lm {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+}  // namespace
+
+TtsGenerator::TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions opt)
+    : w_(w), fwd_(fwd), opt_(opt), rng_(opt.seed), cond_builder_(w, opt.condition_threads) {
+    if (opt_.chunk_codes < 1) throw_usage("TTS chunk size must be >= 1 code");
+    if (opt_.max_codes_per_phase < 1) throw_usage("TTS max codes per phase must be >= 1");
+    if (opt_.duplex_codes < 1) throw_usage("TTS duplex codes per call must be >= 1");
+    row_.resize(static_cast<size_t>(w_.dims().n_embd));
+    logits_.resize(static_cast<size_t>(w_.dims().n_codes));
+}
+
+void TtsGenerator::begin_turn() {
+    fwd_.clear();
+    pos_ = 0;
+    msg_ = -1;
+    history_.clear();
+    buffer_.clear();
+    last_phase1_eos_ = false;
+    in_turn_ = true;
+}
+
+void TtsGenerator::decode_rows(const float *rows, int n, int pos0, int phase) {
+    if (pos0 + n > fwd_.n_ctx())
+        throw_runtime("TTS: the turn needs position " + std::to_string(pos0 + n) + " but the TTS context holds " +
+                      std::to_string(fwd_.n_ctx()) + " (raise the TTS n_ctx)");
+    if (obs_.on_prefill)
+        obs_.on_prefill({msg_, phase, pos0, std::span<const float>(rows, static_cast<size_t>(n) * row_.size())});
+    const auto t0 = Clock::now();
+    fwd_.decode(rows, n, pos0);
+    if (n > 1) {
+        cnt_.prefill_ms += ms_since(t0);
+        cnt_.n_prefill_rows += n;
+        ++cnt_.n_prefill_calls;
+    } else {
+        cnt_.decode_ms += ms_since(t0);
+        ++cnt_.n_decode;
+    }
+}
+
+void TtsGenerator::feed_row(const float *row, int phase) {
+    decode_rows(row, 1, pos_, phase);
+    ++pos_;
+}
+
+int TtsGenerator::sample(int phase, int t, bool first_of_turn, std::span<const int32_t> pen, bool forbid_eos, bool duplex) {
+    const auto t0 = Clock::now();
+    std::span<const float> z = fwd_.hidden();
+    std::span<const float> bl = opt_.host_logits ? std::span<const float>() : fwd_.logits();
+    if (bl.size() == logits_.size()) {
+        std::copy(bl.begin(), bl.end(), logits_.begin());
+    } else {
+        code_logits(z, w_.head(), w_.dims().n_codes, logits_);
+    }
+    float u = 0.0f;
+    int code;
+    if (opt_.greedy) {
+        code = argmax_code(logits_);
+    } else {
+        u = rng_.uniform();
+        code = duplex ? sample_duplex(logits_, pen, t, forbid_eos, u) : sample_simplex(logits_, pen, first_of_turn, u);
+    }
+    ++cnt_.n_steps;
+    cnt_.sample_ms += ms_since(t0);
+    if (obs_.on_step) obs_.on_step({msg_, phase, t, pos_, code, u, z});
+    return code;
+}
+
+void TtsGenerator::emit(int32_t code, std::vector<AudioChunk> &out) {
+    ++cnt_.n_codes;
+    history_.push_back(code);
+    if (opt_.mode != TtsMode::Simplex) return;
+    buffer_.push_back(code);
+    if (static_cast<int>(buffer_.size()) >= opt_.chunk_codes) {
+        const auto n = static_cast<std::ptrdiff_t>(opt_.chunk_codes);
+        push({std::vector<int32_t>(buffer_.begin(), buffer_.begin() + n), false}, out);
+        buffer_.erase(buffer_.begin(), buffer_.begin() + n);
+    }
+}
+
+void TtsGenerator::push(AudioChunk c, std::vector<AudioChunk> &out) {
+    out.push_back(std::move(c));
+    if (obs_.on_chunk) obs_.on_chunk(out.back());
+}
+
+void TtsGenerator::feed(const TtsInput &in, std::vector<AudioChunk> &out) {
+    if (!in_turn_) begin_turn();
+    ++msg_;
+    if (opt_.mode == TtsMode::Simplex) {
+        feed_simplex(in, out);
+    } else {
+        feed_duplex(in, out);
+    }
+}
+
+int TtsGenerator::simplex_phase(int phase, std::vector<AudioChunk> &out) {
+    const int eos = w_.dims().n_codes - 1;
+    const int n_cond = static_cast<int>(cond_.size() / row_.size());
+    for (int t = 0; t < opt_.max_codes_per_phase; ++t) {
+        if (phase == 1 && t == 0 && history_.empty() && (pos_ != n_cond || opt_.reference_noop_feeds)) {
+            // Spec §2.5: the first code of a turn is sampled on a KV holding only this
+            // message's condition at positions 0.. (a no-op when it already does).
+            fwd_.clear();
+            decode_rows(cond_.data(), n_cond, 0, phase);
+            pos_ = n_cond;
+        }
+        const int code = sample(phase, t, history_.empty(), history_, false, false);
+        if (code == eos) {
+            if (phase == 2 && opt_.reference_noop_feeds) {
+                w_.code_row(code, row_.data());
+                feed_row(row_.data(), phase);
+            }
+            return 1;
+        }
+        emit(code, out);
+        w_.code_row(code, row_.data());
+        feed_row(row_.data(), phase);
+    }
+    return 0;
+}
+
+void TtsGenerator::feed_simplex(const TtsInput &in, std::vector<AudioChunk> &out) {
+    filter_valid(in.ids, in.hidden, w_.dims().n_llm, ids_, hid_);
+    rng_.reseed(opt_.seed);
+    if (!ids_.empty()) {
+        cond_builder_.rows(ids_, hid_, cond_);
+        w_.text_row(kAudioBosRow, row_.data());
+        cond_.insert(cond_.end(), row_.begin(), row_.end());
+        const int n = static_cast<int>(ids_.size()) + 1;
+        decode_rows(cond_.data(), n, pos_, 1);
+        pos_ += n;
+        last_phase1_eos_ = simplex_phase(1, out) != 0;
+    }
+    if (!in.is_last) return;
+    if (last_phase1_eos_) {
+        // Spec §2.6 step 3: end of the text -> text_eos, audio BOS, then Phase 2.
+        w_.text_row(kTextEosRow, row_.data());
+        feed_row(row_.data(), 2);
+        w_.text_row(kAudioBosRow, row_.data());
+        feed_row(row_.data(), 2);
+        simplex_phase(2, out);
+    }
+    if (!buffer_.empty()) push({buffer_, false}, out);
+    buffer_.clear();
+    push({{}, true}, out);
+    in_turn_ = false;
+}
+
+void TtsGenerator::feed_duplex(const TtsInput &in, std::vector<AudioChunk> &out) {
+    const bool eot = in.is_last;
+    const int eos = w_.dims().n_codes - 1;
+    filter_valid(in.ids, in.hidden, w_.dims().n_llm, ids_, hid_);
+    cond_builder_.rows(ids_, hid_, cond_);
+    // Spec §2.3 duplex: [c.., BOS, (text_eos if end of turn), BOS] (BOS twice, §7 Q3).
+    for (int32_t id : eot ? std::vector<int32_t>{kAudioBosRow, kTextEosRow, kAudioBosRow}
+                          : std::vector<int32_t>{kAudioBosRow, kAudioBosRow}) {
+        w_.text_row(id, row_.data());
+        cond_.insert(cond_.end(), row_.begin(), row_.end());
+    }
+    const int n = static_cast<int>(cond_.size() / row_.size());
+    decode_rows(cond_.data(), n, pos_, 1);
+    pos_ += n;
+    rng_.reseed(opt_.seed);
+    std::vector<int32_t> call;
+    const int min_new = eot ? 0 : opt_.duplex_codes;
+    for (int t = 0; t < opt_.duplex_codes; ++t) {
+        const int code = sample(1, t, false, call, t < min_new, true);
+        if (code == eos) {
+            if (eot && opt_.reference_noop_feeds) {
+                w_.code_row(code, row_.data());
+                feed_row(row_.data(), 1);
+            }
+            break;
+        }
+        call.push_back(code);
+        emit(code, out);
+        w_.code_row(code, row_.data());
+        feed_row(row_.data(), 1);
+    }
+    push({std::move(call), eot}, out);
+    if (eot) in_turn_ = false;
+}
+
+}  // namespace rtf::lm
