@@ -1,0 +1,5 @@
+# Token2Wav micro-benchmarks: one steady window (token2mel, vocoder) on
+# RTF_T2W_BENCH_MODELS (a token2wav-gguf dir, e.g. .cache/t2w-golden-twin) or a tiny kit.
+rtf_add_benchmark(bench-t2w SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w.cpp
+    ${PROJECT_SOURCE_DIR}/tests/t2w/tiny-kit.cpp LIBS rtf_t2w)
+target_include_directories(bench-t2w PRIVATE ${PROJECT_SOURCE_DIR}/tests/t2w)

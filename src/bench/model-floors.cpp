@@ -1,0 +1,315 @@
+#include "bench/model-floors.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "models/gguf/gguf-file.h"
+
+namespace rtf::bench {
+
+namespace fs = std::filesystem;
+using gguf::GgufFile;
+using gguf::TensorInfo;
+
+void FloorAssumptions::validate() const {
+    if (!(text_tokens_per_s > 0)) throw_usage("--text-tokens-per-s: must be > 0");
+    if (!(audio_tokens_per_s > 0)) throw_usage("--audio-tokens-per-s: must be > 0");
+    if (llm_kv_tokens < 0) throw_usage("--llm-kv-tokens: must be >= 0");
+    if (tts_kv_tokens < 0) throw_usage("--tts-kv-tokens: must be >= 0");
+}
+
+nlohmann::json FloorAssumptions::to_json() const {
+    return {{"text_tokens_per_s", text_tokens_per_s}, {"audio_tokens_per_s", audio_tokens_per_s},
+            {"llm_kv_tokens", llm_kv_tokens},         {"tts_kv_tokens", tts_kv_tokens},
+            {"t2w_window_tokens", t2w_window_tokens}, {"t2w_mel_frames_vocoder", t2w_mel_frames_vocoder}};
+}
+
+namespace {
+
+double nelem(const TensorInfo &t) {
+    return static_cast<double>(t.ne[0]) * static_cast<double>(t.ne[1]) * static_cast<double>(t.ne[2]) *
+           static_cast<double>(t.ne[3]);
+}
+bool starts(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
+bool contains(const std::string &s, const char *p) { return s.find(p) != std::string::npos; }
+bool is_matrix(const TensorInfo &t) { return t.n_dims >= 2 && contains(t.name, "weight"); }
+double total_bytes(const GgufFile &f) {
+    double b = 0;
+    for (const auto &t : f.tensors()) b += static_cast<double>(t.nbytes);
+    return b;
+}
+
+// Row bytes of a [ne0, ne1] tensor: one row of ne0 elements.
+double row_bytes(const TensorInfo &t) { return t.ne[1] > 0 ? static_cast<double>(t.nbytes) / nelem(t) * t.ne[0] : 0; }
+
+int64_t key_or(const GgufFile &f, const std::string &k, int64_t def) {
+    auto v = f.find_int(k);
+    return v ? *v : def;
+}
+
+StageCost llm_cost(const GgufFile &f, const std::string &arch, const FloorAssumptions &a) {
+    StageCost c;
+    c.stage = "llm";
+    c.files = {f.path()};
+    c.unit = "text token";
+    c.units_per_audio_s = a.text_tokens_per_s;
+    double bytes = 0, wflops = 0;
+    std::map<std::string, int> types;
+    for (const auto &t : f.tensors()) {
+        if (t.name == "token_embd.weight") {
+            bytes += row_bytes(t);
+            continue;
+        }
+        bytes += static_cast<double>(t.nbytes);
+        if (is_matrix(t)) {
+            wflops += 2 * nelem(t);
+            types[ggml_type_name(t.type)] += 1;
+        }
+    }
+    const int64_t n_layer = f.get_int(arch + ".block_count");
+    const int64_t n_embd = f.get_int(arch + ".embedding_length");
+    const int64_t n_head = key_or(f, arch + ".attention.head_count", 1);
+    const int64_t n_kv = key_or(f, arch + ".attention.head_count_kv", n_head);
+    const int64_t head_dim = key_or(f, arch + ".attention.key_length", n_embd / std::max<int64_t>(1, n_head));
+    double kv_bytes = 2.0 * n_layer * n_kv * head_dim * a.llm_kv_tokens * 2.0;  // K and V, F16
+    double attn_flops = 4.0 * n_layer * n_head * head_dim * a.llm_kv_tokens;
+    c.bytes_per_unit = bytes + kv_bytes;
+    c.flops_per_unit = wflops + attn_flops;
+    c.parts = {{"weight_bytes", bytes}, {"kv_bytes", kv_bytes}, {"weight_flops", wflops}, {"attention_flops", attn_flops}};
+    auto most = std::max_element(types.begin(), types.end(), [](auto &x, auto &y) { return x.second < y.second; });
+    c.weight_type = most == types.end() ? "f32" : most->first;
+    c.notes.push_back("architecture " + arch + ", " + std::to_string(n_layer) + " layers, KV costed at position " +
+                      std::to_string(a.llm_kv_tokens) + " (F16)");
+    return c;
+}
+
+StageCost tts_cost(const GgufFile &f, const GgufFile *projector, const FloorAssumptions &a) {
+    StageCost c;
+    c.stage = "tts";
+    c.files = {f.path()};
+    c.unit = "audio token";
+    c.units_per_audio_s = a.audio_tokens_per_s;
+    double bytes = 0, flops = 0;
+    std::map<std::string, int> types;
+    for (const auto &t : f.tensors()) {
+        if (starts(t.name, "blk.") || t.name == "output_norm.weight" || t.name == "head_code.0.weight") {
+            bytes += static_cast<double>(t.nbytes);
+            if (is_matrix(t)) {
+                flops += 2 * nelem(t);
+                if (starts(t.name, "blk.")) types[ggml_type_name(t.type)] += 1;
+            }
+        } else if (t.name == "emb_code.0.weight") {
+            bytes += row_bytes(t);
+        }
+    }
+    const int64_t n_layer = key_or(f, "llama.block_count", 0);
+    const int64_t n_embd = key_or(f, "llama.embedding_length", 0);
+    const int64_t n_head = key_or(f, "llama.attention.head_count", 1);
+    const int64_t n_kv = key_or(f, "llama.attention.head_count_kv", n_head);
+    const int64_t head_dim = n_embd / std::max<int64_t>(1, n_head);
+    double kv_bytes = 2.0 * n_layer * n_kv * head_dim * a.tts_kv_tokens * 2.0;
+    double attn = 4.0 * n_layer * n_head * head_dim * a.tts_kv_tokens;
+    // Projector: once per 10-text-token message (spec §2.2), spread over the audio tokens.
+    double proj_bytes = 0;
+    if (projector) proj_bytes = total_bytes(*projector) * (a.text_tokens_per_s / 10.0) / a.audio_tokens_per_s;
+    c.bytes_per_unit = bytes + kv_bytes + proj_bytes;
+    c.flops_per_unit = flops + attn;
+    c.parts = {{"weight_bytes", bytes}, {"kv_bytes", kv_bytes}, {"projector_bytes", proj_bytes},
+               {"weight_flops", flops}, {"attention_flops", attn}};
+    auto most = std::max_element(types.begin(), types.end(), [](auto &x, auto &y) { return x.second < y.second; });
+    c.weight_type = most == types.end() ? "f32" : most->first;
+    if (projector) c.files.push_back(projector->path());
+    c.notes.push_back(std::to_string(n_layer) + " layers; head_code read whole per token; KV at position " +
+                      std::to_string(a.tts_kv_tokens));
+    return c;
+}
+
+// Per-layer attention MACs per frame: QK^T and AV over `keys` keys of width d.
+double attn_macs(double keys, double d) { return 2.0 * keys * d; }
+
+StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files, const FloorAssumptions &a,
+                   std::vector<std::string> &notes) {
+    StageCost c;
+    c.stage = "t2w";
+    c.unit = "window";
+    c.units_per_audio_s = 1.0;  // one 1-s window (25 tokens) per second of audio
+    c.weight_type = "f32";
+    const double tokens = a.t2w_window_tokens, frames = 2.0 * tokens;
+    double bytes = 0;
+    for (const auto &[name, f] : files) {
+        if (name == "prompt_cache") continue;
+        c.files.push_back(f->path());
+        bytes += total_bytes(*f);
+    }
+    // Prompt-cache lengths (attention keys) and steps.
+    double l_conf = 0, l_est = 0, steps = 5;
+    if (auto it = files.find("prompt_cache"); it != files.end()) {
+        const auto &pc = *it->second;
+        c.files.push_back(pc.path());
+        if (auto *t = pc.find_tensor("prompt_cache.conformer_att_cache")) l_conf = static_cast<double>(t->ne[1]);
+        if (auto *t = pc.find_tensor("prompt_cache.estimator_att_cache")) l_est = static_cast<double>(t->ne[1]);
+        if (auto v = pc.find_int("mtmd.prompt_cache.n_timesteps")) steps = static_cast<double>(*v);
+        // The estimator cache's attention/conv caches are read per window too.
+        for (const auto &t : pc.tensors()) bytes += static_cast<double>(t.nbytes);
+    } else {
+        notes.push_back("t2w: no prompt_cache.gguf: attention over the prompt not counted, 5 flow steps assumed");
+    }
+    double enc = 0, dit = 0, hift = 0;
+    if (auto it = files.find("encoder"); it != files.end()) {
+        double d = 0;
+        int n_tok_layers = 0, n_mel_layers = 0;
+        for (const auto &t : it->second->tensors()) {
+            if (!is_matrix(t)) continue;
+            bool mel_rate = starts(t.name, "up_") || starts(t.name, "after_norm");
+            enc += nelem(t) * (mel_rate ? frames : tokens);
+            if (contains(t.name, "self_attn.linear_q.weight")) {
+                d = static_cast<double>(t.ne[0]);
+                (mel_rate ? n_mel_layers : n_tok_layers) += 1;
+            }
+        }
+        enc += n_tok_layers * tokens * attn_macs(l_conf + tokens, d) + n_mel_layers * frames * attn_macs(l_conf + frames, d);
+    }
+    if (auto it = files.find("flow_extra"); it != files.end()) {
+        if (auto *t = it->second->find_tensor("encoder_proj.weight")) enc += nelem(*t) * frames;
+    }
+    if (auto it = files.find("flow_matching"); it != files.end()) {
+        double per_frame = 0, per_step = 0, d = 0;
+        int n_blocks = 0;
+        for (const auto &t : it->second->tensors()) {
+            if (!is_matrix(t)) continue;
+            if (contains(t.name, "adaLN_modulation") || contains(t.name, "t_embedder")) per_step += nelem(t);
+            else per_frame += nelem(t);
+            if (contains(t.name, "attn.to_q.weight")) {
+                d = static_cast<double>(t.ne[0]);
+                ++n_blocks;
+            }
+        }
+        per_frame += n_blocks * attn_macs(l_est + frames, d);
+        dit = (per_frame * frames + per_step) * steps * 2.0;  // x 2: CFG branches
+    }
+    if (auto it = files.find("hifigan2"); it != files.end()) {
+        const double T = a.t2w_mel_frames_vocoder;
+        // Output length of each stage s (after ups.s): T x 8, x 5, x 3 (spec §1.8).
+        const double rate[3] = {8 * T, 40 * T, 120 * T};
+        for (const auto &t : it->second->tensors()) {
+            if (!is_matrix(t) || t.n_dims < 2) continue;
+            const std::string &n = t.name;
+            double len = T;
+            auto stage_of = [&](const char *prefix) {
+                return static_cast<int>(std::strtol(n.c_str() + std::string(prefix).size(), nullptr, 10));
+            };
+            if (starts(n, "ups.")) {
+                int s = stage_of("ups.");
+                len = s == 0 ? T : rate[std::clamp(s - 1, 0, 2)];  // transposed conv: input length
+            } else if (starts(n, "source_downs.")) {
+                len = rate[std::clamp(stage_of("source_downs."), 0, 2)];
+            } else if (starts(n, "source_resblocks.")) {
+                len = rate[std::clamp(stage_of("source_resblocks."), 0, 2)];
+            } else if (starts(n, "resblocks.")) {
+                len = rate[std::clamp(stage_of("resblocks.") / 3, 0, 2)];
+            } else if (starts(n, "conv_post")) {
+                len = rate[2];
+            }
+            hift += nelem(t) * len;
+        }
+    }
+    c.bytes_per_unit = bytes;
+    c.flops_per_unit = 2.0 * (enc + dit + hift);
+    c.parts = {{"encoder_flops", 2 * enc}, {"dit_flops", 2 * dit}, {"token2mel_flops", 2 * (enc + dit)},
+               {"vocoder_flops", 2 * hift}, {"weight_bytes", bytes}};
+    c.notes.push_back("estimate from shapes: " + std::to_string(static_cast<int>(tokens)) + " tokens / " +
+                      std::to_string(static_cast<int>(frames)) + " mel frames per window, " +
+                      std::to_string(static_cast<int>(steps)) + " flow steps x 2 CFG branches, prompt L " +
+                      std::to_string(static_cast<int>(l_est)) + "; HiFT at " +
+                      std::to_string(a.t2w_mel_frames_vocoder) + " mel frames");
+    return c;
+}
+
+}  // namespace
+
+ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a) {
+    a.validate();
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw_usage("--models: '" + dir + "' is not a directory");
+    ModelCosts mc;
+    mc.dir = dir;
+    std::unique_ptr<GgufFile> llm, tts, projector;
+    std::string llm_arch;
+    std::map<std::string, std::unique_ptr<GgufFile>> t2w;
+    const std::vector<std::string> t2w_names = {"encoder", "flow_matching", "flow_extra", "hifigan2", "prompt_cache"};
+    auto opts = fs::directory_options::skip_permission_denied;
+    for (auto it = fs::recursive_directory_iterator(dir, opts, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        if (it.depth() > 2) {
+            it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_directory() && it->path().filename().string().rfind('.', 0) == 0) {
+            it.disable_recursion_pending();  // .rtf-cache and other hidden folders: derived copies
+            continue;
+        }
+        if (!it->is_regular_file() || it->path().extension() != ".gguf") continue;
+        const std::string path = it->path().string(), stem = it->path().stem().string();
+        std::unique_ptr<GgufFile> f;
+        try {
+            f = std::make_unique<GgufFile>(path);
+        } catch (const Error &e) {
+            mc.notes.push_back("skipped " + path + ": " + e.what());
+            continue;
+        }
+        if (std::find(t2w_names.begin(), t2w_names.end(), stem) != t2w_names.end()) {
+            t2w[stem] = std::move(f);
+            continue;
+        }
+        auto arch = f->find_string("general.architecture");
+        if (!arch) {
+            mc.notes.push_back("skipped " + path + ": no general.architecture and not a token2wav file name");
+        } else if (*arch == "projector") {
+            projector = std::move(f);
+        } else if (*arch == "llama" && f->find_tensor("head_code.0.weight")) {
+            if (tts) mc.notes.push_back("second TTS file ignored: " + path);
+            else tts = std::move(f);
+        } else if (f->find_int(*arch + ".block_count")) {
+            if (llm) mc.notes.push_back("second LLM file ignored: " + path);
+            else {
+                llm = std::move(f);
+                llm_arch = *arch;
+            }
+        } else {
+            mc.notes.push_back("skipped " + path + ": architecture " + *arch + " is not part of the speak path");
+        }
+    }
+    if (llm) mc.stages.push_back(llm_cost(*llm, llm_arch, a));
+    else mc.notes.push_back("no LLM GGUF found: no llm floor");
+    if (tts) mc.stages.push_back(tts_cost(*tts, projector.get(), a));
+    else mc.notes.push_back("no TTS GGUF found (architecture llama with head_code.0.weight): no tts floor");
+    if (t2w.count("flow_matching") || t2w.count("hifigan2") || t2w.count("encoder")) {
+        for (const auto &n : {"encoder", "flow_matching", "flow_extra", "hifigan2"})
+            if (!t2w.count(n)) mc.notes.push_back(std::string("t2w: ") + n + ".gguf missing: its part is not counted");
+        mc.stages.push_back(t2w_cost(t2w, a, mc.notes));
+    } else {
+        mc.notes.push_back("no token2wav files (encoder/flow_matching/hifigan2.gguf): no t2w floor");
+    }
+    if (mc.stages.empty()) throw_usage("--models: no speak-path GGUF file found under '" + dir + "'");
+    return mc;
+}
+
+nlohmann::json to_json(const StageCost &c) {
+    nlohmann::json parts = nlohmann::json::object();
+    for (const auto &[k, v] : c.parts) parts[k] = v;
+    return {{"stage", c.stage},
+            {"files", c.files},
+            {"unit", c.unit},
+            {"units_per_audio_s", c.units_per_audio_s},
+            {"bytes_per_unit", c.bytes_per_unit},
+            {"flops_per_unit", c.flops_per_unit},
+            {"weight_type", c.weight_type},
+            {"parts_per_unit", parts},
+            {"notes", c.notes}};
+}
+
+}  // namespace rtf::bench

@@ -1,0 +1,75 @@
+#pragma once
+// `rtf limits`, part 2: per-stage lower bounds from the model files (METHOD.md §4).
+//
+// A stage cannot run faster than max(bytes it must move / memory bandwidth, FLOPs / peak
+// FLOP rate). Costs per second of audio, from GGUF tensor shapes and sizes (headers only):
+//
+//   llm  per text token: every tensor's bytes except token_embd (one row is read), plus
+//        the KV cache read at position `llm_kv_tokens` (K and V, F16, n_layer x n_kv_head x
+//        head_dim each); FLOPs 2 x weight elements + 4 x n_layer x n_head x head_dim x
+//        kv_tokens (QK^T and AV). x text_tokens_per_s (an ASSUMPTION: speech rate in text
+//        tokens per second of audio, default 4; pass the real figure with --text-tokens-per-s).
+//   tts  per audio token (25 per second of audio, spec §0): blk.* + output_norm +
+//        head_code (read whole for the logits) + one emb_code row + KV at `tts_kv_tokens`;
+//        plus the projector once per 10-text-token message (spec §2.2).
+//   t2w  per 1-s window (28 tokens = 25 + 3 look-ahead, spec §0): FLOPs from the token2wav
+//        files' shapes — a documented ESTIMATE, not a count of every op (norms, activations,
+//        iSTFT are ignored: they are memory-light elementwise work):
+//          encoder  token-rate layers x 28 tokens, mel-rate layers (up_*) x 56 frames,
+//                   attention 2 x (L_conf + frames) x d per layer per frame
+//          DiT      per frame: blocks' weights (q,k,v,proj, 2 convs, MLP) + in_proj + final
+//                   linear + attention 2 x (L_est + 56) x d per block; x 56 frames x
+//                   n_timesteps (prompt_cache, default 5) x 2 (CFG branches); adaLN and the
+//                   timestep MLP once per step and branch
+//          HiFT     each conv's K x Cin x Cout x its output length: T = 58 mel frames
+//                   (50 new + 8 cached, golden README), stages at 8T, 40T, 120T samples/hop
+//                   (ups.s counted on its input length)
+//        Bytes: all token2wav weights once per window (F32).
+//        The golden README's hand estimate for the full-size twin: token2mel ~95 GFLOP, HiFT
+//        25-30 GFLOP per window; this code reproduces it from the files.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rtf::bench {
+
+struct FloorAssumptions {
+    double text_tokens_per_s = 4;     // text tokens per second of audio (speech rate)
+    double audio_tokens_per_s = 25;   // MiniCPM-o 4.5 TTS rate (spec §0)
+    int llm_kv_tokens = 512;          // LLM context position the KV read is costed at
+    int tts_kv_tokens = 256;          // TTS context position
+    int t2w_window_tokens = 28;       // 25 + 3 look-ahead
+    int t2w_mel_frames_vocoder = 58;  // 50 new + 8 cached (golden README)
+    void validate() const;            // throws rtf::Error(Usage) naming the flag
+    nlohmann::json to_json() const;
+};
+
+struct StageCost {
+    std::string stage;                // "llm" | "tts" | "t2w"
+    std::vector<std::string> files;
+    std::string unit;                 // "text token" | "audio token" | "window"
+    double units_per_audio_s = 0;
+    double bytes_per_unit = 0;
+    double flops_per_unit = 0;
+    std::string weight_type;          // "f16" | "f32" | other ggml type name: which FLOP rate applies
+    std::vector<std::pair<std::string, double>> parts;  // named FLOP (or byte) parts, per unit
+    std::vector<std::string> notes;
+};
+
+struct ModelCosts {
+    std::string dir;
+    std::vector<StageCost> stages;
+    std::vector<std::string> notes;   // files found/ignored, assumptions
+};
+
+// Scans `dir` (and its subfolders, two levels) for the speak path's GGUF files: an LLM (any
+// libllama architecture other than the TTS), the TTS (architecture "llama" with
+// head_code.0.weight), the projector, and token2wav's encoder / flow_matching / flow_extra /
+// hifigan2 / prompt_cache. Stages whose files are missing are left out (noted). Throws
+// rtf::Error(Usage) when `dir` is not a directory or holds none of them.
+ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a);
+
+nlohmann::json to_json(const StageCost &c);
+
+}  // namespace rtf::bench

@@ -1,0 +1,58 @@
+#pragma once
+// `rtf limits`, part 3: each stage's floor and the path's hard-limit RTF (METHOD.md §2, §4).
+//
+//   floor_s      = units/s x max(bytes / read_bw(threads_s), flops / flop_rate(type_s, threads_s))
+//                  seconds of work per second of audio, i.e. an RTF. read_bw is the measured
+//                  read bandwidth; flop_rate the measured ggml matmul rate for the stage's
+//                  weight type (f16 for F16/quantised weights, f32 otherwise) on the CPU.
+//   serial_rtf   = sum_s floor_s: the stages one after another, each with its threads.
+//   overlapped   = max( max_s floor_s,                              (the bottleneck stage)
+//                       sum_s bytes_s / read_bw(all threads),       (one memory bus)
+//                       sum_s flops_s / flop_rate_s(all threads) )  (the cores are shared)
+//                  A lower bound in every case: overlapping stages cannot beat the machine's
+//                  total bandwidth or total FLOP rate, so on a 2-core CPU the overlapped limit
+//                  stays near the serial one unless one stage is memory-bound and another
+//                  compute-bound — the "cores shared between stages" caveat of METHOD.md §2.
+// The rate for n threads is the BEST measured at <= n threads (a stage given n threads can
+// always use fewer, and a floor must stay a lower bound on time even when an oversubscribed
+// machine made more threads slower).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "bench/limits.h"
+#include "bench/model-floors.h"
+
+namespace rtf::bench {
+
+struct MachineRates {
+    std::vector<BandwidthResult> bandwidth;  // CPU, per thread count
+    std::vector<MatmulResult> matmul;        // per device / type / threads
+    double read_gib_s(int n_threads) const;             // NaN when none measured
+    double gflops(const std::string &type, int n_threads) const;  // CPU; f16 used for non-f32 types
+};
+
+struct StageFloor {
+    std::string stage;
+    int n_threads = 0;
+    double bytes_per_audio_s = 0, flops_per_audio_s = 0;
+    double memory_rtf = 0, compute_rtf = 0, floor_rtf = 0;
+    std::string bound;  // "memory" | "compute"
+};
+
+struct PathLimits {
+    std::vector<StageFloor> stages;
+    double serial_rtf = 0, overlapped_rtf = 0;
+    std::string overlapped_binding;  // which term set the overlapped limit
+    int total_threads = 0;
+};
+
+// stage_threads: threads per stage (missing: total_threads).
+PathLimits path_limits(const ModelCosts &costs, const MachineRates &rates, const std::map<std::string, int> &stage_threads,
+                       int total_threads);
+
+nlohmann::json to_json(const PathLimits &p);
+
+}  // namespace rtf::bench

@@ -1,0 +1,57 @@
+// rtf inspect: check GGUF files against the layout of their family (tensor names, shapes,
+// types, metadata keys). Exit 0 pass, 2 layout problems found, 1 usage error.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli-util.h"
+#include "cli/commands.h"
+#include "models/gguf/layout-check.h"
+
+namespace rtf::cli {
+
+namespace {
+
+struct InspectCliOptions {
+    std::string path, json;
+    bool quiet = false;
+};
+
+int run_inspect(const InspectCliOptions &c) {
+    const auto rep = gguf::inspect_path(c.path);
+    if (!c.json.empty()) write_json(gguf::to_json(rep), c.json);
+    if (c.json != "-") {
+        for (const auto &f : rep.files) {
+            if (f.skipped) {
+                std::cout << "skip  " << f.path << "  (architecture '" << f.architecture
+                          << "': not a file of the minicpmo45 family)\n";
+                continue;
+            }
+            std::cout << (f.problems.empty() ? "ok    " : "FAIL  ") << f.path << "  [" << (f.role.empty() ? "?" : f.role)
+                      << ", " << f.n_tensors << " tensors, " << human_bytes(static_cast<double>(f.bytes)) << "]\n";
+            if (!c.quiet)
+                for (const auto &p : f.problems) std::cout << "      " << p.message() << "\n";
+        }
+        for (const auto &p : rep.kit_problems) std::cout << "FAIL  " << p.message() << "\n";
+        const size_t n = rep.n_problems();
+        std::cout << (n == 0 ? "pass" : "fail") << ": " << rep.files.size() << " file(s), " << n << " problem(s)\n";
+    }
+    return rep.n_problems() == 0 ? 0 : 2;
+}
+
+}  // namespace
+
+static void add_inspect_command(CLI::App &app, Action &action) {
+    auto *sub = app.add_subcommand("inspect", "Check GGUF files (one file or a kit directory) against their family's "
+                                              "layout: missing/extra tensors, shapes, types, metadata keys, truncation. "
+                                              "Exit 0 pass, 2 problems found, 1 usage error");
+    auto c = std::make_shared<InspectCliOptions>();
+    sub->add_option("path", c->path, "A GGUF file or a directory (searched two levels deep for *.gguf)")->required();
+    sub->add_option("--json", c->json, "Write the report as JSON to this file ('-' = stdout only)");
+    sub->add_flag("--quiet", c->quiet, "List files only, not each problem");
+    sub->callback([&action, c] { action = [c] { return run_inspect(*c); }; });
+}
+
+RTF_COMMAND(95, add_inspect_command);
+
+}  // namespace rtf::cli

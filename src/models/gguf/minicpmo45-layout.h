@@ -1,0 +1,107 @@
+#pragma once
+// Layout tables of MiniCPM-o 4.5's speak path (spec specs/minicpmo45-speak-path.md §1, §6):
+// dimensions of every file, the three twin scales, and the builders that turn dimensions into
+// a FileLayout (tensor names, shapes, types, metadata keys, twin init values).
+//
+// Scales (rtf twin --scale):
+//   full  real shapes: LLM Qwen3-8B, TTS 20 x 768, token2wav as the official files.
+//   cpu   full-shape TTS, projector and token2wav + a Qwen3-0.6B-shaped LLM (28 x 1024).
+//   tiny  LLM 2 x 128 (4 heads x 32, 2 KV heads, FFN 256), TTS 2 x 64 (2 heads x 32, FFN 128),
+//         projector 128 -> 64; token2wav keeps every width, channel count and head count and only
+//         the block counts shrink: encoder 1 token-rate + 1 mel-rate conformer block, DiT 2 blocks;
+//         HiFT and prompt_cache unchanged (full shape). Engines infer block counts from the tensor
+//         names that exist (encoders.{i}, up_encoders.{i}, estimator.blocks.{i}).
+// Interface constants never shrink: LLM vocabulary 151748, TTS vocabulary 158626 = 6562 audio
+// classes + 152064 text rows, 80 mel bins, 192 speaker dims, 6561 codes.
+#include <cstdint>
+#include <string>
+
+#include "models/gguf/layout.h"
+
+namespace rtf::gguf::minicpmo45 {
+
+inline constexpr int64_t kLlmVocab = 151748;
+inline constexpr int64_t kTtsAudio = 6562;     // 6561 codes + EOS
+inline constexpr int64_t kTtsText = 152064;    // emb_text rows
+inline constexpr int64_t kTtsVocab = kTtsAudio + kTtsText;  // 158626
+inline constexpr int64_t kTtsTokEmbdRows = 32000;           // token_embd rows that are not zero padding
+inline constexpr int64_t kCodes = 6561;        // token2wav vocabulary
+inline constexpr int64_t kMel = 80;
+inline constexpr int64_t kSpk = 192;
+
+struct LlmDims {
+    int64_t n_layer = 36, n_embd = 4096, n_head = 32, n_head_kv = 8, head_dim = 128, n_ff = 12288;
+    int64_t n_vocab = kLlmVocab, n_ctx = 40960;
+    float rope_base = 1000000.0f, rms_eps = 1e-6f;
+};
+
+struct TtsDims {
+    int64_t n_layer = 20, n_embd = 768, n_head = 12, n_head_kv = 12, n_ff = 3072;
+    int64_t n_llm_embd = 4096;  // input width of projector_semantic / projector_spk
+    int64_t n_ctx = 4096;
+    float rope_base = 10000.0f, rms_eps = 1e-6f;
+    float eos_beta = 1.3f;      // twin: EOS column of head_code at hidden dim 0 (audio EOS after a few dozen codes)
+};
+
+struct ProjectorDims {
+    int64_t n_in = 4096, n_out = 768;
+};
+
+// Token2Wav: widths are the reference runtime's constants (spec §6, reference-compatible);
+// only block counts vary between scales.
+struct EncoderDims {
+    int64_t n_blocks = 6, n_up_blocks = 4;
+    int64_t d = 512, n_head = 8, n_ff = 2048, k_pre1 = 4, k_pre2 = 3, k_up = 5;
+};
+
+struct FlowMatchingDims {
+    int64_t n_blocks = 16;
+    int64_t d = 512, n_head = 8, n_mlp = 2048, t_freq = 256, n_in = 4 * kMel;
+};
+
+struct FlowExtraDims {
+    int64_t d_embd = 512, d_enc = 512;
+};
+
+struct HiftDims {
+    int64_t c_pre = 512, c_f0 = 512;  // conv_pre / f0 condnet width; stage channels c_pre/2, /4, /8
+};
+
+struct PromptCacheDims {
+    int64_t d = 512, n_head = 8, head_dim = 64, n_conf_layers = 10, n_dit_blocks = 16, n_steps = 5, L = 302;
+};
+
+struct Dims {
+    LlmDims llm;
+    TtsDims tts;
+    ProjectorDims projector;
+    EncoderDims encoder;
+    FlowMatchingDims flow_matching;
+    FlowExtraDims flow_extra;
+    HiftDims hift;
+    PromptCacheDims prompt_cache;
+};
+
+enum class Scale { tiny, cpu, full };
+const char *scale_name(Scale s) noexcept;
+Scale parse_scale(const std::string &text, const std::string &what);
+Dims dims_for_scale(Scale s);
+
+// File names of a kit (spec §1.1), relative to the kit directory.
+std::string file_name(Role r, WeightType t);
+
+// Layout builders. `t` sets the weight-matrix types of the LLM and TTS (Q4_K_M: llama.cpp's
+// mix — attn_v / ffn_down of some layers and output.weight Q6_K, the rest Q4_K; rows not
+// divisible by 256 fall back to Q5_0 / Q8_0 as llama-quantize does).
+FileLayout llm_layout(const LlmDims &d, WeightType t);
+FileLayout tts_layout(const TtsDims &d, WeightType t);
+FileLayout projector_layout(const ProjectorDims &d);
+FileLayout encoder_layout(const EncoderDims &d);
+FileLayout flow_matching_layout(const FlowMatchingDims &d);
+FileLayout flow_extra_layout(const FlowExtraDims &d);
+FileLayout hifigan2_layout(const HiftDims &d);
+FileLayout prompt_cache_layout(const PromptCacheDims &d);
+
+FileLayout layout_for(Role r, const Dims &d, WeightType t);
+
+}  // namespace rtf::gguf::minicpmo45

@@ -1,0 +1,34 @@
+#include "models/t2w/t2w-config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace rtf::t2w {
+
+void T2wConfig::validate() const {
+    if (threads_t2m < 1 || threads_t2m > 1024) {
+        throw_usage("t2w: threads for token2mel must be 1..1024, got " + std::to_string(threads_t2m));
+    }
+    if (threads_voc < 1 || threads_voc > 1024) {
+        throw_usage("t2w: threads for the vocoder must be 1..1024, got " + std::to_string(threads_voc));
+    }
+    if (device_t2m.empty() || device_voc.empty()) {
+        throw_usage("t2w: device names must not be empty (use CPU or a name from `rtf devices`)");
+    }
+    if (flow_steps < 0 || flow_steps > 100) {
+        throw_usage("t2w: flow steps must be 0 (from the prompt cache) or 1..100, got " +
+                    std::to_string(flow_steps));
+    }
+    if (leading_silence < 0 || leading_silence > 3) {
+        throw_usage("t2w: leading silence tokens must be 0..3, got " + std::to_string(leading_silence));
+    }
+}
+
+nlohmann::json T2wConfig::to_json() const {
+    return {{"threads_t2m", threads_t2m}, {"threads_voc", threads_voc}, {"device_t2m", device_t2m},
+            {"device_voc", device_voc},   {"flow_steps", flow_steps},   {"cfg", cfg},
+            {"leading_silence", leading_silence}};
+}
+
+}  // namespace rtf::t2w

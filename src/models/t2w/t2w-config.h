@@ -1,0 +1,36 @@
+#pragma once
+// Knobs of the Token2Wav engine (token2mel + HiFT vocoder). One struct, validated once;
+// every field is a CLI flag of `rtf t2w` and a JSON key.
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rtf::t2w {
+
+struct T2wConfig {
+    // CPU threads for the token2mel graphs (encoder + DiT flow matching); ignored by
+    // non-CPU devices. Default 2 (this project's CI machine).
+    int threads_t2m = 2;
+    // CPU threads for the HiFT vocoder graphs. Default 2.
+    int threads_voc = 2;
+    // ggml backend device for each part: "CPU" or any name `rtf devices` lists (e.g. "CUDA0").
+    std::string device_t2m = "CPU";
+    std::string device_voc = "CPU";
+    // Euler steps of the flow-matching solver. 0 = the prompt cache's n_timesteps (the
+    // reference runtime's default, 5 in the official file). A non-zero value must equal it:
+    // the per-step DiT caches in prompt_cache.gguf exist for exactly that many steps.
+    int flow_steps = 0;
+    // Classifier-free guidance (rate 0.7, batch of 2 per estimator call). Off = conditional
+    // branch only: half the DiT work, different audio.
+    bool cfg = true;
+    // Silence tokens (code 4218) the stream's token buffer starts with and returns to after
+    // each final window: 3 in the reference's T2W thread; 0 reproduces token2wav-example's
+    // windowing (used by the golden data).
+    int leading_silence = 3;
+
+    // Throws rtf::Error(Usage) naming the field and the allowed values.
+    void validate() const;
+    nlohmann::json to_json() const;
+};
+
+}  // namespace rtf::t2w

@@ -1,0 +1,418 @@
+#include "models/t2w/t2w-model.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <initializer_list>
+#include <sstream>
+
+#include <gguf.h>
+
+#include "core/error.h"
+#include "models/backend-devices.h"
+
+namespace rtf::t2w {
+
+namespace fs = std::filesystem;
+
+GgufWeights::~GgufWeights() {
+    if (buffer) ggml_backend_buffer_free(buffer);
+    if (ctx) ggml_free(ctx);
+}
+
+ggml_tensor *GgufWeights::get(const std::string &name) const {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) throw_usage(path + ": missing tensor '" + name + "' (not a token2wav GGUF of the expected layout)");
+    return it->second;
+}
+
+namespace {
+
+std::string shape_str(const ggml_tensor *t) {
+    std::ostringstream s;
+    s << "[";
+    for (int i = 0; i < ggml_n_dims(t); ++i) s << (i ? "," : "") << t->ne[i];
+    s << "]";
+    return s.str();
+}
+
+// Checks type F32 and the shape (-1 = any); returns the tensor.
+ggml_tensor *expect(const GgufWeights &w, const std::string &name, std::initializer_list<int64_t> ne) {
+    ggml_tensor *t = w.get(name);
+    if (t->type != GGML_TYPE_F32) {
+        throw_usage(w.path + ": tensor '" + name + "' has type " + ggml_type_name(t->type) + ", expected f32");
+    }
+    int i = 0;
+    bool ok = true;
+    std::ostringstream want;
+    want << "[";
+    for (int64_t n : ne) {
+        want << (i ? "," : "") << (n < 0 ? std::string("*") : std::to_string(n));
+        if (n >= 0 && t->ne[i] != n) ok = false;
+        ++i;
+    }
+    want << "]";
+    for (; i < 4; ++i) {
+        if (t->ne[i] != 1) ok = false;
+    }
+    if (!ok) throw_usage(w.path + ": tensor '" + name + "' has shape " + shape_str(t) + ", expected " + want.str());
+    return t;
+}
+
+int count_blocks(const GgufWeights &w, const std::string &prefix, const std::string &suffix) {
+    int n = 0;
+    while (w.has(prefix + std::to_string(n) + suffix)) ++n;
+    return n;
+}
+
+std::unique_ptr<GgufWeights> load_gguf(const std::string &path, ggml_backend_dev_t dev) {
+    if (!fs::exists(path)) throw_usage("token2wav: missing file " + path);
+    auto w = std::make_unique<GgufWeights>();
+    w->path = path;
+    ggml_context *meta = nullptr;
+    gguf_init_params ip{/*no_alloc=*/true, /*ctx=*/&meta};
+    gguf_context *g = gguf_init_from_file(path.c_str(), ip);
+    if (!g) throw_usage(path + ": not a readable GGUF file (bad magic, truncated or corrupt)");
+    const int64_t n = gguf_get_n_tensors(g);
+    ggml_init_params cp{static_cast<size_t>(n + 1) * ggml_tensor_overhead(), nullptr, true};
+    w->ctx = ggml_init(cp);
+    for (int64_t i = 0; i < n; ++i) {
+        const char *name = gguf_get_tensor_name(g, i);
+        ggml_tensor *src = ggml_get_tensor(meta, name);
+        ggml_tensor *dst = ggml_dup_tensor(w->ctx, src);
+        ggml_set_name(dst, name);
+        w->tensors[name] = dst;
+    }
+    ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(dev);
+    w->buffer = ggml_backend_alloc_ctx_tensors_from_buft(w->ctx, buft);
+    if (!w->buffer && n > 0) {
+        gguf_free(g);
+        ggml_free(meta);
+        throw_setup(path + ": cannot allocate the weights on device " + ggml_backend_dev_name(dev));
+    }
+    if (w->buffer) ggml_backend_buffer_set_usage(w->buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    FILE *f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+        gguf_free(g);
+        ggml_free(meta);
+        throw_usage(path + ": cannot open");
+    }
+    const size_t data_off = gguf_get_data_offset(g);
+    const bool host = w->buffer && ggml_backend_buffer_is_host(w->buffer);
+    std::vector<char> staging;
+    std::string err;
+    for (int64_t i = 0; i < n && err.empty(); ++i) {
+        const char *name = gguf_get_tensor_name(g, i);
+        ggml_tensor *t = w->tensors[name];
+        const size_t nbytes = ggml_nbytes(t);
+        const size_t off = data_off + gguf_get_tensor_offset(g, i);
+        if (std::fseek(f, static_cast<long>(off), SEEK_SET) != 0) {
+            err = "seek failed";
+            break;
+        }
+        char *dst = nullptr;
+        if (host) {
+            dst = static_cast<char *>(t->data);
+        } else {
+            staging.resize(nbytes);
+            dst = staging.data();
+        }
+        if (std::fread(dst, 1, nbytes, f) != nbytes) {
+            err = std::string("truncated data of tensor '") + name + "'";
+            break;
+        }
+        if (!host) ggml_backend_tensor_set(t, dst, 0, nbytes);
+    }
+    std::fclose(f);
+    gguf_free(g);
+    ggml_free(meta);
+    if (!err.empty()) throw_usage(path + ": " + err);
+    return w;
+}
+
+std::string resolve_dir(const std::string &dir) {
+    fs::path p(dir);
+    if (fs::exists(p / "encoder.gguf")) return p.string();
+    if (fs::exists(p / "token2wav-gguf" / "encoder.gguf")) return (p / "token2wav-gguf").string();
+    throw_usage("token2wav: no encoder.gguf in " + dir + " or " + (p / "token2wav-gguf").string() +
+                " (pass a kit dir containing token2wav-gguf/, or that dir itself)");
+}
+
+ggml_backend_dev_t find_dev(const std::string &name) {
+    find_backend_device(name);  // throws Usage with the list of names when unknown
+    ggml_backend_dev_t d = ggml_backend_dev_by_name(name.c_str());
+    if (!d) throw_setup("token2wav: ggml device '" + name + "' not available");
+    return d;
+}
+
+}  // namespace
+
+T2wModel::~T2wModel() = default;
+
+size_t T2wModel::weight_bytes() const {
+    size_t s = 0;
+    for (const auto *w : {encoder_.get(), flow_extra_.get(), flow_.get(), hift_w_.get(), prompt_w_.get()}) {
+        if (w && w->buffer) s += ggml_backend_buffer_get_size(w->buffer);
+    }
+    return s;
+}
+
+std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::string &device_t2m,
+                                         const std::string &device_voc) {
+    std::unique_ptr<T2wModel> m(new T2wModel());
+    m->dir_ = resolve_dir(dir);
+    m->dev_t2m_ = find_dev(device_t2m);
+    m->dev_voc_ = find_dev(device_voc);
+    const std::string d = m->dir_ + "/";
+    m->encoder_ = load_gguf(d + "encoder.gguf", m->dev_t2m_);
+    m->flow_extra_ = load_gguf(d + "flow_extra.gguf", m->dev_t2m_);
+    m->flow_ = load_gguf(d + "flow_matching.gguf", m->dev_t2m_);
+    m->hift_w_ = load_gguf(d + "hifigan2.gguf", m->dev_voc_);
+    m->prompt_w_ = load_gguf(d + "prompt_cache.gguf", m->dev_t2m_);
+    m->infer_dims();
+    m->load_prompt();
+    return m;
+}
+
+void T2wModel::infer_dims() {
+    // ---- encoder
+    const GgufWeights &e = *encoder_;
+    ggml_tensor *emb = e.get("embed.out.0.weight");
+    const int d = static_cast<int>(emb->ne[1]);
+    enc_.d_model = d;
+    expect(e, "embed.out.0.weight", {d, d});
+    expect(e, "embed.out.0.bias", {d});
+    expect(e, "embed.out.1.weight", {d});
+    expect(e, "embed.out.1.bias", {d});
+    ggml_tensor *c1 = e.get("pre_lookahead_layer.conv1.weight");
+    enc_.lookahead = static_cast<int>(c1->ne[0]) - 1;
+    expect(e, "pre_lookahead_layer.conv1.weight", {-1, d, d});
+    expect(e, "pre_lookahead_layer.conv1.bias", {d});
+    enc_.conv2_k = static_cast<int>(e.get("pre_lookahead_layer.conv2.weight")->ne[0]);
+    expect(e, "pre_lookahead_layer.conv2.weight", {-1, d, d});
+    expect(e, "pre_lookahead_layer.conv2.bias", {d});
+    enc_.up_k = static_cast<int>(e.get("up_layer.conv.weight")->ne[0]);
+    expect(e, "up_layer.conv.weight", {-1, d, d});
+    expect(e, "up_layer.conv.bias", {d});
+    expect(e, "up_embed.out.0.weight", {d, d});
+    expect(e, "up_embed.out.0.bias", {d});
+    expect(e, "up_embed.out.1.weight", {d});
+    expect(e, "up_embed.out.1.bias", {d});
+    expect(e, "after_norm.weight", {d});
+    expect(e, "after_norm.bias", {d});
+    if (enc_.lookahead < 1 || enc_.conv2_k < 2 || enc_.up_k < 2 * enc_.up_rate) {
+        throw_usage(e.path + ": unexpected conv kernel sizes (pre-look-ahead conv1 K>=2, conv2 K>=2, up K>=4)");
+    }
+    enc_.n_token_layers = count_blocks(e, "encoders.", ".norm_mha.weight");
+    enc_.n_mel_layers = count_blocks(e, "up_encoders.", ".norm_mha.weight");
+    if (enc_.n_token_layers < 1 || enc_.n_mel_layers < 1) {
+        throw_usage(e.path + ": needs at least one encoders.N and one up_encoders.N conformer block");
+    }
+    ggml_tensor *pbu = e.get("encoders.0.self_attn.pos_bias_u");
+    enc_.head_dim = static_cast<int>(pbu->ne[0]);
+    enc_.n_heads = static_cast<int>(pbu->ne[1]);
+    if (enc_.head_dim * enc_.n_heads != d) throw_usage(e.path + ": pos_bias_u shape does not split d_model into heads");
+    enc_.d_ffn = static_cast<int>(e.get("encoders.0.feed_forward.w_1.weight")->ne[1]);
+    auto check_layer = [&](const std::string &p) {
+        for (const char *n : {"norm_mha", "norm_ff"}) {
+            expect(e, p + n + ".weight", {d});
+            expect(e, p + n + ".bias", {d});
+        }
+        for (const char *n : {"linear_q", "linear_k", "linear_v", "linear_out"}) {
+            expect(e, p + "self_attn." + n + ".weight", {d, d});
+            expect(e, p + "self_attn." + n + ".bias", {d});
+        }
+        expect(e, p + "self_attn.linear_pos.weight", {d, d});
+        expect(e, p + "self_attn.pos_bias_u", {enc_.head_dim, enc_.n_heads});
+        expect(e, p + "self_attn.pos_bias_v", {enc_.head_dim, enc_.n_heads});
+        expect(e, p + "feed_forward.w_1.weight", {d, enc_.d_ffn});
+        expect(e, p + "feed_forward.w_1.bias", {enc_.d_ffn});
+        expect(e, p + "feed_forward.w_2.weight", {enc_.d_ffn, d});
+        expect(e, p + "feed_forward.w_2.bias", {d});
+    };
+    for (int i = 0; i < enc_.n_token_layers; ++i) check_layer("encoders." + std::to_string(i) + ".");
+    for (int i = 0; i < enc_.n_mel_layers; ++i) check_layer("up_encoders." + std::to_string(i) + ".");
+
+    // ---- flow_extra
+    const GgufWeights &x = *flow_extra_;
+    ggml_tensor *ie = expect(x, "input_embedding.weight", {d, -1});
+    enc_.vocab = static_cast<int>(ie->ne[1]);
+    expect(x, "spk_embed_affine_layer.weight", {kSpkDim, kMelBins});
+    expect(x, "spk_embed_affine_layer.bias", {kMelBins});
+    expect(x, "encoder_proj.weight", {d, kMelBins});
+    expect(x, "encoder_proj.bias", {kMelBins});
+
+    // ---- DiT
+    const GgufWeights &f = *flow_;
+    ggml_tensor *ip = f.get("estimator.in_proj.weight");
+    dit_.in_channels = static_cast<int>(ip->ne[0]);
+    dit_.hidden = static_cast<int>(ip->ne[1]);
+    const int h = dit_.hidden;
+    if (dit_.in_channels != 4 * kMelBins) {
+        throw_usage(f.path + ": estimator.in_proj.weight has " + std::to_string(dit_.in_channels) +
+                    " inputs, expected 320 (x, mu, speaker, cond: 4 x 80)");
+    }
+    expect(f, "estimator.in_proj.bias", {h});
+    dit_.freq_dim = static_cast<int>(f.get("estimator.t_embedder.mlp.0.weight")->ne[0]);
+    expect(f, "estimator.t_embedder.mlp.0.weight", {dit_.freq_dim, h});
+    expect(f, "estimator.t_embedder.mlp.0.bias", {h});
+    expect(f, "estimator.t_embedder.mlp.2.weight", {h, h});
+    expect(f, "estimator.t_embedder.mlp.2.bias", {h});
+    dit_.depth = count_blocks(f, "estimator.blocks.", ".attn.to_q.weight");
+    if (dit_.depth < 1) throw_usage(f.path + ": no estimator.blocks.N found");
+    dit_.head_dim = static_cast<int>(f.get("estimator.blocks.0.attn.q_norm.weight")->ne[0]);
+    if (dit_.head_dim < 1 || h % dit_.head_dim != 0) throw_usage(f.path + ": q_norm size does not divide the hidden size");
+    dit_.n_heads = h / dit_.head_dim;
+    dit_.d_mlp = static_cast<int>(f.get("estimator.blocks.0.mlp.fc1.weight")->ne[1]);
+    for (int b = 0; b < dit_.depth; ++b) {
+        const std::string p = "estimator.blocks." + std::to_string(b) + ".";
+        expect(f, p + "adaLN_modulation.1.weight", {h, 9 * h});
+        expect(f, p + "adaLN_modulation.1.bias", {9 * h});
+        for (const char *n : {"to_q", "to_k", "to_v", "proj"}) {
+            expect(f, p + "attn." + n + ".weight", {h, h});
+            expect(f, p + "attn." + n + ".bias", {h});
+        }
+        for (const char *n : {"q_norm", "k_norm"}) {
+            expect(f, p + "attn." + n + ".weight", {dit_.head_dim});
+            expect(f, p + "attn." + n + ".bias", {dit_.head_dim});
+        }
+        expect(f, p + "conv.block.1.weight", {3, h, h});
+        expect(f, p + "conv.block.1.bias", {h});
+        expect(f, p + "conv.block.3.weight", {h});
+        expect(f, p + "conv.block.3.bias", {h});
+        expect(f, p + "conv.block.6.weight", {3, h, h});
+        expect(f, p + "conv.block.6.bias", {h});
+        expect(f, p + "mlp.fc1.weight", {h, dit_.d_mlp});
+        expect(f, p + "mlp.fc1.bias", {dit_.d_mlp});
+        expect(f, p + "mlp.fc2.weight", {dit_.d_mlp, h});
+        expect(f, p + "mlp.fc2.bias", {h});
+    }
+    expect(f, "estimator.final_layer.adaLN_modulation.1.weight", {h, 2 * h});
+    expect(f, "estimator.final_layer.adaLN_modulation.1.bias", {2 * h});
+    expect(f, "estimator.final_layer.linear.weight", {h, kMelBins});
+    expect(f, "estimator.final_layer.linear.bias", {kMelBins});
+
+    // ---- HiFT
+    const GgufWeights &v = *hift_w_;
+    hift_.n_stages = count_blocks(v, "ups.", ".weight");
+    if (hift_.n_stages != 3) throw_usage(v.path + ": expected 3 upsampling stages ups.0..2, found " + std::to_string(hift_.n_stages));
+    hift_.up_rates = {8, 5, 3};  // interface constant: 8·5·3·(hop 4) = 480 samples per frame
+    ggml_tensor *pre = v.get("conv_pre.weight");
+    hift_.conv_pre_k = static_cast<int>(pre->ne[0]);
+    const int c0 = static_cast<int>(pre->ne[2]);
+    expect(v, "conv_pre.weight", {-1, kMelBins, c0});
+    expect(v, "conv_pre.bias", {c0});
+    int cin = c0;
+    for (int s = 0; s < 3; ++s) {
+        const std::string p = "ups." + std::to_string(s);
+        ggml_tensor *u = v.get(p + ".weight");
+        const int k = static_cast<int>(u->ne[0]);
+        const int co = static_cast<int>(u->ne[1]);
+        expect(v, p + ".weight", {k, co, cin});
+        expect(v, p + ".bias", {co});
+        if ((k - hift_.up_rates[s]) < 0 || (k - hift_.up_rates[s]) % 2 != 0) {
+            throw_usage(v.path + ": " + p + ".weight kernel " + std::to_string(k) + " does not fit stride " +
+                        std::to_string(hift_.up_rates[s]));
+        }
+        hift_.up_kernels.push_back(k);
+        hift_.channels.push_back(co);
+        cin = co;
+    }
+    for (int s = 0; s < 3; ++s) {
+        const int c = hift_.channels[s];
+        // source_downs: stride = product of the later upsample rates, kernel 2·stride (1 for the last).
+        int stride = 1;
+        for (int j = s + 1; j < 3; ++j) stride *= hift_.up_rates[j];
+        const int k = s < 2 ? 2 * stride : 1;
+        expect(v, "source_downs." + std::to_string(s) + ".weight", {k, 18, c});
+        expect(v, "source_downs." + std::to_string(s) + ".bias", {c});
+    }
+    for (int r = 0; r < 3; ++r) {
+        hift_.rb_kernels.push_back(static_cast<int>(v.get("resblocks." + std::to_string(r) + ".convs1.0.weight")->ne[0]));
+    }
+    for (int s = 0; s < 3; ++s) {
+        hift_.src_rb_kernels.push_back(
+            static_cast<int>(v.get("source_resblocks." + std::to_string(s) + ".convs1.0.weight")->ne[0]));
+    }
+    auto check_rb = [&](const std::string &p, int k, int c) {
+        for (int m = 0; m < 3; ++m) {
+            const std::string q = p + ".";
+            for (const char *cv : {"convs1.", "convs2."}) {
+                expect(v, q + cv + std::to_string(m) + ".weight", {k, c, c});
+                expect(v, q + cv + std::to_string(m) + ".bias", {c});
+            }
+            expect(v, q + "activations1." + std::to_string(m) + ".alpha", {c});
+            expect(v, q + "activations2." + std::to_string(m) + ".alpha", {c});
+        }
+    };
+    for (int s = 0; s < 3; ++s) {
+        for (int j = 0; j < 3; ++j) check_rb("resblocks." + std::to_string(3 * s + j), hift_.rb_kernels[j], hift_.channels[s]);
+        check_rb("source_resblocks." + std::to_string(s), hift_.src_rb_kernels[s], hift_.channels[s]);
+    }
+    ggml_tensor *post = v.get("conv_post.weight");
+    hift_.conv_post_k = static_cast<int>(post->ne[0]);
+    expect(v, "conv_post.weight", {-1, hift_.channels[2], 18});
+    expect(v, "conv_post.bias", {18});
+    if (hift_.conv_pre_k % 2 == 0 || hift_.conv_post_k % 2 == 0) throw_usage(v.path + ": conv_pre/conv_post kernels must be odd");
+    hift_.f0_layers = 0;
+    while (v.has("f0_predictor.condnet." + std::to_string(2 * hift_.f0_layers) + ".weight")) ++hift_.f0_layers;
+    if (hift_.f0_layers < 1) throw_usage(v.path + ": missing f0_predictor.condnet.0.weight");
+    int fc = kMelBins;
+    int fw = static_cast<int>(v.get("f0_predictor.condnet.0.weight")->ne[2]);
+    for (int i = 0; i < hift_.f0_layers; ++i) {
+        const std::string p = "f0_predictor.condnet." + std::to_string(2 * i);
+        expect(v, p + ".weight", {3, fc, fw});
+        expect(v, p + ".bias", {fw});
+        fc = fw;
+    }
+    expect(v, "f0_predictor.classifier.weight", {fw, 1});
+    expect(v, "f0_predictor.classifier.bias", {1});
+    ggml_tensor *ml = v.get("m_source.l_linear.weight");
+    hift_.n_harmonics = static_cast<int>(ml->ne[0]);
+    expect(v, "m_source.l_linear.weight", {hift_.n_harmonics, 1});
+    expect(v, "m_source.l_linear.bias", {1});
+}
+
+void T2wModel::load_prompt() {
+    const GgufWeights &p = *prompt_w_;
+    // KV: n_timesteps / temperature (the only two the reference reads).
+    gguf_init_params ip{true, nullptr};
+    gguf_context *g = gguf_init_from_file(p.path.c_str(), ip);
+    if (!g) throw_usage(p.path + ": not a readable GGUF file");
+    const int64_t kn = gguf_find_key(g, "mtmd.prompt_cache.n_timesteps");
+    const int64_t kt = gguf_find_key(g, "mtmd.prompt_cache.temperature");
+    if (kn < 0 || gguf_get_kv_type(g, kn) != GGUF_TYPE_INT32) {
+        gguf_free(g);
+        throw_usage(p.path + ": missing int32 key mtmd.prompt_cache.n_timesteps");
+    }
+    prompt_.n_timesteps = gguf_get_val_i32(g, kn);
+    if (kt >= 0 && gguf_get_kv_type(g, kt) == GGUF_TYPE_FLOAT32) prompt_.temperature = gguf_get_val_f32(g, kt);
+    gguf_free(g);
+    if (prompt_.n_timesteps < 1 || prompt_.n_timesteps > 100) {
+        throw_usage(p.path + ": mtmd.prompt_cache.n_timesteps = " + std::to_string(prompt_.n_timesteps) + ", expected 1..100");
+    }
+    const int d = enc_.d_model;
+    const int N = prompt_.n_timesteps;
+    ggml_tensor *spk = p.get("prompt_cache.spk_cb");
+    if (spk->type != GGML_TYPE_F32 || spk->ne[0] != kSpkDim || ggml_nelements(spk) != kSpkDim) {
+        throw_usage(p.path + ": prompt_cache.spk_cb must be f32 [192] (batch 1), got " + shape_str(spk));
+    }
+    ggml_tensor *ca = p.get("prompt_cache.conformer_att_cache");
+    const int L = static_cast<int>(ca->ne[1]);
+    prompt_.att_len = L;
+    if (L < 2 || L % 2 != 0) throw_usage(p.path + ": conformer_att_cache length L=" + std::to_string(L) + " must be even and >= 2");
+    expect(p, "prompt_cache.conformer_att_cache", {2 * enc_.head_dim, L, enc_.n_heads, enc_.n_token_layers + enc_.n_mel_layers});
+    expect(p, "prompt_cache.conformer_cnn_cache", {d, (enc_.conv2_k - 1) + (enc_.up_k - 1), 1});
+    expect(p, "prompt_cache.estimator_cnn_cache", {2 * dit_.hidden, 2, dit_.depth * N, 2});
+    expect(p, "prompt_cache.estimator_att_cache", {2 * dit_.head_dim, L, dit_.n_heads * dit_.depth * N, 2});
+    auto fetch = [&](const char *name, std::vector<float> &out) {
+        ggml_tensor *t = p.get(name);
+        out.resize(static_cast<size_t>(ggml_nelements(t)));
+        ggml_backend_tensor_get(t, out.data(), 0, ggml_nbytes(t));
+    };
+    fetch("prompt_cache.spk_cb", spk_);
+    fetch("prompt_cache.conformer_cnn_cache", conf_cnn_);
+    fetch("prompt_cache.conformer_att_cache", conf_att_);
+    fetch("prompt_cache.estimator_cnn_cache", est_cnn_);
+}
+
+}  // namespace rtf::t2w

@@ -1,0 +1,133 @@
+#pragma once
+// T2wModel: the five token2wav GGUF files of a MiniCPM-o 4.5 kit (token2wav-gguf/),
+// loaded once and read-only afterwards.
+//
+//   encoder.gguf        UpsampleConformerEncoderV2 (token-rate + mel-rate conformer stacks)
+//   flow_extra.gguf     token embedding, speaker affine, encoder projection
+//   flow_matching.gguf  DiT estimator
+//   hifigan2.gguf       HiFT vocoder
+//   prompt_cache.gguf   voice (speaker vector) + streaming state after the prompt
+//
+// Layout facts: shared/specs/minicpmo45-speak-path.md §1.5-1.9. Every width, head count
+// and block count is read from the tensors present (so tiny twins with fewer blocks
+// load); only interface constants (80 mel bins, 192-d speaker, 6561 codes, n_fft 16 /
+// hop 4, upsample rates 8·5·3, 480 samples per frame) are fixed. Weights live in ggml
+// backend buffers of the device chosen per part; the DiT attention cache (never updated
+// while streaming, spec §3.7) lives with them. Thread-safety: immutable after load(), so
+// any number of T2wStream objects may share one model.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+namespace rtf::t2w {
+
+constexpr int kMelBins = 80;
+constexpr int kSpkDim = 192;
+constexpr int kSilenceToken = 4218;
+constexpr int kWindowTokens = 28;   // 25 + 3 look-ahead
+constexpr int kStrideTokens = 25;
+constexpr int kSampleRate = 24000;
+constexpr int kSamplesPerFrame = 480;
+constexpr int kMelCacheFrames = 8;
+constexpr int kCrossfadeSamples = 3840;  // = kMelCacheFrames * kSamplesPerFrame
+
+// One loaded GGUF file: tensors by name in a backend buffer.
+struct GgufWeights {
+    std::string path;
+    ggml_context *ctx = nullptr;
+    ggml_backend_buffer_t buffer = nullptr;
+    std::map<std::string, ggml_tensor *> tensors;
+
+    GgufWeights() = default;
+    GgufWeights(const GgufWeights &) = delete;
+    GgufWeights &operator=(const GgufWeights &) = delete;
+    ~GgufWeights();
+    bool has(const std::string &name) const { return tensors.count(name) != 0; }
+    // Throws rtf::Error(Usage) naming the file and tensor when it is absent.
+    ggml_tensor *get(const std::string &name) const;
+};
+
+struct EncoderDims {
+    int d_model = 0, n_heads = 0, head_dim = 0, d_ffn = 0;
+    int n_token_layers = 0, n_mel_layers = 0;
+    int lookahead = 0;  // conv1 K - 1 (3)
+    int conv2_k = 0;    // pre-look-ahead conv2 kernel (3) -> cache_pl = conv2_k - 1 frames
+    int up_k = 0;       // upsample conv kernel (5) -> cache_up = up_k - 1 frames
+    int up_rate = 2;
+    int vocab = 0;      // input_embedding rows (6561)
+};
+
+struct DitDims {
+    int hidden = 0, n_heads = 0, head_dim = 0, d_mlp = 0, depth = 0, in_channels = 0, freq_dim = 0;
+};
+
+struct HiftDims {
+    int n_stages = 0;
+    std::vector<int> channels;       // per stage (256, 128, 64)
+    std::vector<int> up_rates;       // 8, 5, 3
+    std::vector<int> up_kernels;     // 16, 11, 7
+    std::vector<int> rb_kernels;     // per stage resblock kernels (3, 7, 11)
+    std::vector<int> src_rb_kernels; // per stage source resblock kernel (7, 7, 11)
+    int conv_pre_k = 0, conv_post_k = 0, f0_layers = 0, n_harmonics = 0;
+};
+
+struct PromptCacheInfo {
+    int n_timesteps = 0;
+    float temperature = 1.0f;
+    int att_len = 0;  // L
+};
+
+class T2wModel {
+public:
+    // `dir` holds the five files (or contains token2wav-gguf/ holding them). Throws
+    // rtf::Error(Usage) for a missing, malformed or mismatching file, naming the file,
+    // tensor and expected/actual shape; rtf::Error(Setup) for an unknown device.
+    static std::unique_ptr<T2wModel> load(const std::string &dir, const std::string &device_t2m = "CPU",
+                                          const std::string &device_voc = "CPU");
+    ~T2wModel();
+    T2wModel(const T2wModel &) = delete;
+    T2wModel &operator=(const T2wModel &) = delete;
+
+    const std::string &dir() const { return dir_; }
+    const EncoderDims &enc_dims() const { return enc_; }
+    const DitDims &dit_dims() const { return dit_; }
+    const HiftDims &hift_dims() const { return hift_; }
+    const PromptCacheInfo &prompt() const { return prompt_; }
+
+    const GgufWeights &encoder() const { return *encoder_; }
+    const GgufWeights &flow_extra() const { return *flow_extra_; }
+    const GgufWeights &flow() const { return *flow_; }
+    const GgufWeights &hift() const { return *hift_w_; }
+    // estimator_att_cache [2·head_dim, L, n_heads·depth·N, 2] on the token2mel device.
+    ggml_tensor *est_att_cache() const { return prompt_w_->get("prompt_cache.estimator_att_cache"); }
+
+    // Prompt-cache state copied to host (initial per-stream state).
+    const std::vector<float> &spk() const { return spk_; }
+    const std::vector<float> &conformer_cnn_cache() const { return conf_cnn_; }  // [d, 6]
+    const std::vector<float> &conformer_att_cache() const { return conf_att_; }  // [2hd, L, H, layers]
+    const std::vector<float> &estimator_cnn_cache() const { return est_cnn_; }   // [2d, 2, depth·N, 2]
+
+    ggml_backend_dev_t device_t2m() const { return dev_t2m_; }
+    ggml_backend_dev_t device_voc() const { return dev_voc_; }
+    size_t weight_bytes() const;
+
+private:
+    T2wModel() = default;
+    void infer_dims();
+    void load_prompt();
+
+    std::string dir_;
+    ggml_backend_dev_t dev_t2m_ = nullptr, dev_voc_ = nullptr;
+    std::unique_ptr<GgufWeights> encoder_, flow_extra_, flow_, hift_w_, prompt_w_;
+    EncoderDims enc_;
+    DitDims dit_;
+    HiftDims hift_;
+    PromptCacheInfo prompt_;
+    std::vector<float> spk_, conf_cnn_, conf_att_, est_cnn_;
+};
+
+}  // namespace rtf::t2w

@@ -1,0 +1,107 @@
+#include "models/t2w/t2w-stream.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+#include "models/t2w/t2w-dsp.h"
+
+namespace rtf::t2w {
+
+T2wStream::T2wStream(const T2wModel &model, const T2wConfig &cfg)
+    : m_(model), cfg_(cfg), t2m_((cfg.validate(), model), cfg), voc_(model, cfg) {
+    window_ = dsp::hamming(2 * kCrossfadeSamples);
+    reset();
+}
+
+void T2wStream::reset() {
+    t2m_state_.reset(m_);
+    buf_.assign(static_cast<size_t>(cfg_.leading_silence), kSilenceToken);
+    mel_cache_.clear();
+    mel_cache_T_ = 0;
+    source_cache_.clear();
+    speech_tail_.clear();
+    calls_ = 0;
+}
+
+std::vector<float> T2wStream::push(const std::vector<int32_t> &tokens, bool is_final, std::vector<WindowRecord> *records) {
+    const int vocab = m_.enc_dims().vocab;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        if (tokens[i] < 0 || tokens[i] >= vocab) {
+            throw_usage("t2w: token #" + std::to_string(i) + " = " + std::to_string(tokens[i]) +
+                        " out of range (audio codes are 0.." + std::to_string(vocab - 1) + ")");
+        }
+    }
+    buf_.insert(buf_.end(), tokens.begin(), tokens.end());
+    std::vector<float> out;
+    while (buf_.size() >= static_cast<size_t>(kWindowTokens) || (is_final && !buf_.empty())) {
+        const size_t n = std::min(buf_.size(), static_cast<size_t>(kWindowTokens));
+        const bool last = is_final && buf_.size() <= static_cast<size_t>(kWindowTokens);
+        std::vector<int32_t> win(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(n));
+        WindowRecord rec;
+        std::vector<float> pcm = push_window(win, last, &rec);
+        if (records) records->push_back(rec);
+        out.insert(out.end(), pcm.begin(), pcm.end());
+        if (buf_.size() > static_cast<size_t>(kStrideTokens)) {
+            buf_.erase(buf_.begin(), buf_.begin() + kStrideTokens);
+        } else {
+            buf_.clear();
+        }
+        if (last) {
+            buf_.assign(static_cast<size_t>(cfg_.leading_silence), kSilenceToken);
+            break;
+        }
+    }
+    return out;
+}
+
+std::vector<float> T2wStream::push_window(const std::vector<int32_t> &window, bool final, WindowRecord *record) {
+    const auto t0 = std::chrono::steady_clock::now();
+    WindowRecord rec;
+    rec.call = calls_;
+    rec.n_tokens = static_cast<int>(window.size());
+    rec.final = final;
+    std::vector<float> mel = t2m_.run(window, final, t2m_state_, rec.times.t2m);
+    if (tap_.override_mel) tap_.override_mel(calls_, mel);
+    const int T = static_cast<int>(mel.size() / kMelBins);
+    if (tap_.t2m_out) tap_.t2m_out(calls_, mel, T);
+    std::vector<float> wave;
+    if (T > 0) {
+        // mel_in = [mel_cache ; mel] along time
+        const int Tin = mel_cache_T_ + T;
+        std::vector<float> mel_in(static_cast<size_t>(kMelBins) * Tin);
+        for (int c = 0; c < kMelBins; ++c) {
+            std::copy_n(mel_cache_.begin() + static_cast<std::ptrdiff_t>(c) * mel_cache_T_, mel_cache_T_,
+                        mel_in.begin() + static_cast<std::ptrdiff_t>(c) * Tin);
+            std::copy_n(mel.begin() + static_cast<std::ptrdiff_t>(c) * T, T,
+                        mel_in.begin() + static_cast<std::ptrdiff_t>(c) * Tin + mel_cache_T_);
+        }
+        if (tap_.voc_in) tap_.voc_in(calls_, mel_in, Tin);
+        std::vector<float> source;
+        voc_.run(mel_in, Tin, source_cache_, wave, source, rec.times.voc);
+        const size_t n = static_cast<size_t>(kCrossfadeSamples);
+        if (speech_tail_.size() >= n && wave.size() >= n) {
+            for (size_t k = 0; k < n; ++k) wave[k] = wave[k] * window_[k] + speech_tail_[k] * window_[k + n];
+        }
+        // caches: last 8 mel frames, last 3840 source / speech samples (before trimming)
+        const int keep = std::min(Tin, kMelCacheFrames);
+        mel_cache_.assign(static_cast<size_t>(kMelBins) * keep, 0.0f);
+        for (int c = 0; c < kMelBins; ++c) {
+            std::copy_n(mel_in.begin() + static_cast<std::ptrdiff_t>(c) * Tin + (Tin - keep), keep,
+                        mel_cache_.begin() + static_cast<std::ptrdiff_t>(c) * keep);
+        }
+        mel_cache_T_ = keep;
+        const size_t ks = std::min(source.size(), n);
+        source_cache_.assign(source.end() - static_cast<std::ptrdiff_t>(ks), source.end());
+        const size_t kw = std::min(wave.size(), n);
+        speech_tail_.assign(wave.end() - static_cast<std::ptrdiff_t>(kw), wave.end());
+        if (!final && wave.size() > n) wave.resize(wave.size() - n);
+    }
+    rec.samples = static_cast<int64_t>(wave.size());
+    rec.times.total_ms = ms_since(t0);
+    ++calls_;
+    if (record) *record = rec;
+    return wave;
+}
+
+}  // namespace rtf::t2w

@@ -1,0 +1,594 @@
+#include "models/t2w/token2mel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include <ggml-alloc.h>
+#include <ggml-backend.h>
+
+#include "core/error.h"
+#include "models/t2w/t2w-backend.h"
+#include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-ops.h"
+
+// Execution plan. A window costs ~95 GFLOP, 96 % of it in the DiT (16 blocks × 5 Euler
+// steps × 2 CFG branches). Measured on the 2-core CI machine (shared, loaded), the first
+// version (one ~7000-node graph per window, every op split over 2 threads) spent ~80 % of
+// its CPU time spinning in the per-node OpenMP barriers of ggml-cpu (partner thread
+// preempted => the other spins for milliseconds), so 2 threads used 6× the CPU of 1
+// thread and were slower in wall time too. Hence:
+//   1. The two CFG branches are independent until the Euler update: each gets its own
+//      graph per Euler step ("lane"), computed single-threaded on its own thread, and the
+//      lanes join once per step (5 joins per window instead of ~7000 barriers). The
+//      numbers are the same: tinyBLAS computes each output element in the same order
+//      whatever the batch or thread split.
+//   2. Graphs are built once per window shape and reused; the adaLN modulation vectors
+//      (functions of the Euler step only) are computed once at construction.
+//   3. The DiT prompt attention cache is read in place from the model buffer (views).
+namespace rtf::t2w {
+
+using ops::conv1d_ct;
+using ops::layer_norm;
+using ops::linear;
+using ops::slice_t;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+constexpr float kCfgRate = 0.7f;
+constexpr int kDitMaxKeys = 600;  // TOKEN2WAV_FM_MAX_T_CACHE default
+
+// A graph and the context holding its tensor metadata (no data: the data lives in the
+// lane's allocator buffer, the model buffers or a resident buffer).
+struct Graph {
+    std::vector<uint8_t> meta;
+    ggml_context *ctx = nullptr;
+    ggml_cgraph *gf = nullptr;
+    ggml_gallocr_t alloc = nullptr;  // this graph's own activation buffer (allocated once, at build)
+    explicit Graph(size_t max_nodes) {
+        meta.resize(ggml_tensor_overhead() * max_nodes + ggml_graph_overhead_custom(max_nodes, false));
+        ggml_init_params ip{meta.size(), meta.data(), true};
+        ctx = ggml_init(ip);
+        gf = ggml_new_graph_custom(ctx, max_nodes, false);
+    }
+    ~Graph() {
+        if (alloc) ggml_gallocr_free(alloc);
+        ggml_free(ctx);
+    }
+    // Plans and allocates the activations once; the graph is then recomputed in place.
+    void allocate(ggml_backend_t backend, const char *what) {
+        alloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+        if (!ggml_gallocr_alloc_graph(alloc, gf)) {
+            throw_runtime(std::string("t2w: token2mel: cannot allocate the ") + what + " graph on " + ggml_backend_name(backend));
+        }
+    }
+    size_t bytes() const { return alloc ? ggml_gallocr_get_buffer_size(alloc, 0) : 0; }
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+};
+
+struct EncGraph : Graph {
+    using Graph::Graph;
+    ggml_tensor *tok = nullptr, *enc_cnn = nullptr, *enc_att = nullptr, *new_cnn = nullptr;
+    std::vector<ggml_tensor *> new_att;
+};
+
+struct DitGraph : Graph {
+    using Graph::Graph;
+    ggml_tensor *x = nullptr, *cnn_in = nullptr, *f = nullptr;
+    std::vector<ggml_tensor *> new_cnn;  // per block [2h, 2]
+};
+
+// Resident tensors of one backend buffer (allocated once, never moved).
+struct Resident {
+    ggml_context *ctx = nullptr;
+    ggml_backend_buffer_t buf = nullptr;
+    explicit Resident(size_t n_tensors) {
+        ggml_init_params ip{ggml_tensor_overhead() * n_tensors, nullptr, true};
+        ctx = ggml_init(ip);
+    }
+    void alloc(ggml_backend_t backend, const char *what) {
+        buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+        if (!buf) throw_runtime(std::string("t2w: token2mel: cannot allocate ") + what + " on " + ggml_backend_name(backend));
+        ggml_backend_buffer_clear(buf, 0);
+    }
+    ~Resident() {
+        if (buf) ggml_backend_buffer_free(buf);
+        ggml_free(ctx);
+    }
+    Resident(const Resident &) = delete;
+    Resident &operator=(const Resident &) = delete;
+};
+
+struct Lane {
+    ggml_backend_t backend = nullptr;
+};
+
+// One window shape (non-last / last).
+struct Variant {
+    bool built = false;
+    int T1 = 0, Tm = 0, S1 = 0, S2 = 0;
+    std::unique_ptr<Resident> res;          // pe tables, rest per branch
+    ggml_tensor *pe_tok = nullptr, *pe_mel = nullptr;
+    ggml_tensor *rest[2] = {nullptr, nullptr};  // [240, Tm]: [mu ; v ; cond] (cond branch), zeros (uncond)
+    std::unique_ptr<EncGraph> enc;
+    std::vector<std::unique_ptr<DitGraph>> dit[2];  // [branch][step]
+};
+
+}  // namespace
+
+struct Token2Mel::Impl {
+    const T2wModel &m;
+    T2wConfig cfg;
+    int N = 0, B = 1;
+    std::vector<Lane> lanes;
+    std::unique_ptr<Resident> konst;  // per step: adaLN vectors of every block, final-layer modulation
+    std::vector<ggml_tensor *> ada, fin;  // [9h, depth], [2h]
+    ggml_tensor *spk = nullptr;
+    std::vector<float> t_span;
+    Variant var[2];
+
+    Impl(const T2wModel &model, const T2wConfig &c, int steps) : m(model), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
+        const bool cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
+        const int n_lanes = (B == 2 && cpu && cfg.threads_t2m >= 2) ? 2 : 1;
+        for (int i = 0; i < n_lanes; ++i) {
+            const int th = n_lanes == 1 ? cfg.threads_t2m : (i == 0 ? cfg.threads_t2m - cfg.threads_t2m / 2 : cfg.threads_t2m / 2);
+            Lane ln;
+            ln.backend = make_backend(m.device_t2m(), th);
+            lanes.push_back(ln);
+        }
+        t_span.resize(N + 1);
+        for (int i = 0; i <= N; ++i) {
+            const float u = static_cast<float>(i) / static_cast<float>(N);
+            t_span[i] = 1.0f - std::cos(u * 0.5f * 3.14159265358979323846f);
+        }
+        build_constants();
+    }
+    ~Impl() {
+        for (auto &v : var) {
+            v.enc.reset();
+            for (auto &d : v.dit) d.clear();
+            v.res.reset();
+        }
+        konst.reset();
+        for (auto &ln : lanes) ggml_backend_free(ln.backend);
+    }
+
+    // adaLN vectors per (step, block) and the final-layer modulation per step: functions
+    // of t_s only, so computed once (the same ops the per-window graph used to run).
+    void build_constants() {
+        const DitDims &D = m.dit_dims();
+        const GgufWeights &wf = m.flow();
+        const int h = D.hidden;
+        konst = std::make_unique<Resident>(2 * N + 1);
+        for (int s = 0; s < N; ++s) {
+            ada.push_back(ggml_new_tensor_2d(konst->ctx, GGML_TYPE_F32, 9 * h, D.depth));
+            fin.push_back(ggml_new_tensor_1d(konst->ctx, GGML_TYPE_F32, 2 * h));
+        }
+        spk = ggml_new_tensor_1d(konst->ctx, GGML_TYPE_F32, kSpkDim);
+        konst->alloc(lanes[0].backend, "the DiT modulation constants");
+        ggml_backend_tensor_set(spk, m.spk().data(), 0, m.spk().size() * sizeof(float));
+
+        Graph g(static_cast<size_t>(N) * (D.depth * 8 + 32) + 64);
+        std::vector<ggml_tensor *> tts;
+        for (int s = 0; s < N; ++s) {
+            ggml_tensor *tt = ggml_new_tensor_1d(g.ctx, GGML_TYPE_F32, 1);
+            ggml_set_input(tt);
+            tts.push_back(tt);
+            ggml_tensor *temb = ggml_timestep_embedding(g.ctx, ggml_scale(g.ctx, tt, 1000.0f), D.freq_dim, 10000);
+            ggml_tensor *c = linear(g.ctx, temb, wf.get("estimator.t_embedder.mlp.0.weight"), wf.get("estimator.t_embedder.mlp.0.bias"));
+            c = linear(g.ctx, ggml_silu(g.ctx, c), wf.get("estimator.t_embedder.mlp.2.weight"), wf.get("estimator.t_embedder.mlp.2.bias"));
+            ggml_tensor *c_silu = ggml_silu(g.ctx, ggml_reshape_1d(g.ctx, c, h));
+            for (int b = 0; b < D.depth; ++b) {
+                const std::string p = "estimator.blocks." + std::to_string(b) + ".";
+                ggml_tensor *a = linear(g.ctx, c_silu, wf.get(p + "adaLN_modulation.1.weight"), wf.get(p + "adaLN_modulation.1.bias"));
+                ggml_tensor *dst = ggml_view_1d(g.ctx, ada[s], 9 * h, static_cast<size_t>(b) * ada[s]->nb[1]);
+                ggml_build_forward_expand(g.gf, ggml_cpy(g.ctx, ggml_reshape_1d(g.ctx, a, 9 * h), dst));
+            }
+            ggml_tensor *fa = linear(g.ctx, c_silu, wf.get("estimator.final_layer.adaLN_modulation.1.weight"),
+                                     wf.get("estimator.final_layer.adaLN_modulation.1.bias"));
+            ggml_build_forward_expand(g.gf, ggml_cpy(g.ctx, ggml_reshape_1d(g.ctx, fa, 2 * h), fin[s]));
+        }
+        g.allocate(lanes[0].backend, "DiT modulation");
+        for (int s = 0; s < N; ++s) ggml_backend_tensor_set(tts[s], &t_span[s], 0, sizeof(float));
+        if (ggml_backend_graph_compute(lanes[0].backend, g.gf) != GGML_STATUS_SUCCESS) {
+            throw_runtime("t2w: token2mel: DiT modulation graph compute failed on " + std::string(ggml_backend_name(lanes[0].backend)));
+        }
+    }
+
+    Variant &variant(bool last) {
+        Variant &v = var[last ? 1 : 0];
+        if (!v.built) build_variant(v, last);
+        return v;
+    }
+
+    void build_variant(Variant &v, bool last) {
+        const EncoderDims &E = m.enc_dims();
+        const int L = m.prompt().att_len;
+        const int T_E = kWindowTokens + (last ? E.lookahead : 0);
+        v.T1 = T_E - E.lookahead;
+        v.Tm = E.up_rate * v.T1;
+        v.S1 = L / 2 + v.T1;
+        v.S2 = L + v.Tm;
+        v.res = std::make_unique<Resident>(4);
+        v.pe_tok = ggml_new_tensor_2d(v.res->ctx, GGML_TYPE_F32, E.d_model, 2 * v.S1 - 1);
+        v.pe_mel = ggml_new_tensor_2d(v.res->ctx, GGML_TYPE_F32, E.d_model, 2 * v.S2 - 1);
+        for (auto &r : v.rest) r = ggml_new_tensor_2d(v.res->ctx, GGML_TYPE_F32, 3 * kMelBins, v.Tm);
+        v.res->alloc(lanes[0].backend, "the window-shape constants");  // zeroed: rest[1] stays zero
+        const std::vector<float> pt = dsp::rel_pos_table(E.d_model, v.S1), pm = dsp::rel_pos_table(E.d_model, v.S2);
+        ggml_backend_tensor_set(v.pe_tok, pt.data(), 0, pt.size() * sizeof(float));
+        ggml_backend_tensor_set(v.pe_mel, pm.data(), 0, pm.size() * sizeof(float));
+        build_encoder(v, last);
+        v.enc->allocate(lanes[0].backend, "encoder");
+        for (int b = 0; b < B; ++b) {
+            for (int s = 0; s < N; ++s) {
+                v.dit[b].push_back(build_dit(v, s, b));
+                v.dit[b].back()->allocate(lanes[lanes.size() == 2 ? b : 0].backend, "DiT");
+            }
+        }
+        if (std::getenv("RTF_T2W_DEBUG_MEM")) {
+            size_t tot = v.enc->bytes();
+            for (auto &d : v.dit) for (auto &g : d) tot += g->bytes();
+            std::fprintf(stderr, "t2w: token2mel %s graphs: enc %.1f MiB, dit[0][0] %.1f MiB, total %.1f MiB\n", last ? "last" : "non-last",
+                         v.enc->bytes() / 1048576.0, v.dit[0][0]->bytes() / 1048576.0, tot / 1048576.0);
+        }
+        v.built = true;
+    }
+
+    // Encoder (chunk mode) + encoder_proj + speaker -> rest[0] = [mu ; v ; 0], new caches.
+    void build_encoder(Variant &v, bool last) {
+        const EncoderDims &E = m.enc_dims();
+        const GgufWeights &we = m.encoder();
+        const GgufWeights &wx = m.flow_extra();
+        const int d = E.d_model, H = E.n_heads, hd = E.head_dim;
+        const int L = m.prompt().att_len, Lh = L / 2;
+        const int la = E.lookahead;
+        const int T1 = v.T1, Tm = v.Tm;
+        const int NL = E.n_token_layers + E.n_mel_layers;
+        const int cpl = E.conv2_k - 1, cup = E.up_k - 1;
+        v.enc = std::make_unique<EncGraph>(static_cast<size_t>(NL) * 160 + 256);
+        EncGraph &g = *v.enc;
+        ggml_context *ctx = g.ctx;
+        ggml_cgraph *gf = g.gf;
+
+        g.tok = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, kWindowTokens);
+        ggml_set_input(g.tok);
+        g.enc_cnn = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d, cpl + cup);
+        ggml_set_input(g.enc_cnn);
+        g.enc_att = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2 * hd, L, H, NL);
+        ggml_set_input(g.enc_att);
+        ggml_tensor *enc_cnn = g.enc_cnn, *enc_att = g.enc_att;
+
+        auto conformer = [&](ggml_tensor *xx, ggml_tensor *cache, ggml_tensor *pe, const std::string &p, int Sc,
+                             ggml_tensor **new_cache) {
+            const int64_t Tq = xx->ne[1];
+            const int64_t S = Sc + Tq;
+            const int64_t Tp = 2 * S - 1;
+            ggml_tensor *y = layer_norm(ctx, xx, we.get(p + "norm_mha.weight"), we.get(p + "norm_mha.bias"), 1e-12f);
+            ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, y, we.get(p + "self_attn.linear_q.weight"), we.get(p + "self_attn.linear_q.bias")), hd, H, Tq);
+            ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, y, we.get(p + "self_attn.linear_k.weight"), we.get(p + "self_attn.linear_k.bias")), hd, H, Tq);
+            ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, we.get(p + "self_attn.linear_v.weight"), we.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
+            k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));  // [hd, Tq, H]
+            vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
+            ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
+            ggml_tensor *vc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], hd * sizeof(float)));
+            ggml_tensor *kt = ggml_concat(ctx, kc, k, 1);  // [hd, S, H]
+            ggml_tensor *vt = ggml_concat(ctx, vc, vv, 1);
+            *new_cache = ggml_concat(ctx, kt, vt, 0);  // [2hd, S, H]
+            ggml_tensor *qu = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, we.get(p + "self_attn.pos_bias_u")), 0, 2, 1, 3));
+            ggml_tensor *qv = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, we.get(p + "self_attn.pos_bias_v")), 0, 2, 1, 3));
+            ggml_tensor *ac = ggml_mul_mat(ctx, kt, qu);  // [S, Tq, H]
+            ggml_tensor *pp = linear(ctx, pe, we.get(p + "self_attn.linear_pos.weight"), nullptr);  // [d, Tp]
+            pp = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, pp, hd, H, Tp), 0, 2, 1, 3));  // [hd, Tp, H]
+            ggml_tensor *bd = ggml_mul_mat(ctx, pp, qv);  // [Tp, Tq, H]
+            // ESPnet rel-shift: BD[i][j] = BD'[i][j + Tq-1-i] for j < S (a strided view).
+            bd = ggml_view_3d(ctx, bd, S, Tq, H, (Tp - 1) * sizeof(float), bd->nb[2], (Tq - 1) * sizeof(float));
+            ggml_tensor *sc = ggml_add(ctx, ac, ggml_cont(ctx, bd));
+            sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(hd)));
+            sc = ggml_soft_max(ctx, sc);
+            ggml_tensor *vtt = ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3));  // [S, hd, H]
+            ggml_tensor *o = ggml_mul_mat(ctx, vtt, sc);                           // [hd, Tq, H]
+            o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), d, Tq);
+            o = linear(ctx, o, we.get(p + "self_attn.linear_out.weight"), we.get(p + "self_attn.linear_out.bias"));
+            xx = ggml_add(ctx, xx, o);
+            y = layer_norm(ctx, xx, we.get(p + "norm_ff.weight"), we.get(p + "norm_ff.bias"), 1e-12f);
+            y = linear(ctx, y, we.get(p + "feed_forward.w_1.weight"), we.get(p + "feed_forward.w_1.bias"));
+            y = ggml_silu(ctx, y);
+            y = linear(ctx, y, we.get(p + "feed_forward.w_2.weight"), we.get(p + "feed_forward.w_2.bias"));
+            return ggml_add(ctx, xx, y);
+        };
+
+        const float xscale = std::sqrt(static_cast<float>(d));
+        ggml_tensor *e = ggml_get_rows(ctx, wx.get("input_embedding.weight"), g.tok);  // [d, 28]
+        e = linear(ctx, e, we.get("embed.out.0.weight"), we.get("embed.out.0.bias"));
+        e = layer_norm(ctx, e, we.get("embed.out.1.weight"), we.get("embed.out.1.bias"), 1e-5f);
+        e = ggml_scale(ctx, e, xscale);
+        if (last) e = ggml_pad(ctx, e, 0, la, 0, 0);  // 3 zero frames of look-ahead
+        ggml_tensor *hpl = conv1d_ct(ctx, e, we.get("pre_lookahead_layer.conv1.weight"), we.get("pre_lookahead_layer.conv1.bias"));
+        hpl = ggml_leaky_relu(ctx, hpl, 0.01f, false);  // [d, T1]
+        ggml_tensor *cache_pl = slice_t(ctx, enc_cnn, 0, cpl);
+        ggml_tensor *gg = conv1d_ct(ctx, ggml_concat(ctx, ggml_cont(ctx, cache_pl), hpl, 1), we.get("pre_lookahead_layer.conv2.weight"),
+                                    we.get("pre_lookahead_layer.conv2.bias"));
+        ggml_tensor *xe = ggml_add(ctx, gg, slice_t(ctx, e, 0, T1));
+        ggml_tensor *new_pl = ggml_cont(ctx, slice_t(ctx, hpl, T1 - cpl, cpl));
+        g.new_att.assign(NL, nullptr);
+        for (int i = 0; i < E.n_token_layers; ++i) {
+            ggml_tensor *c = ggml_view_3d(ctx, enc_att, 2 * hd, Lh, H, enc_att->nb[1], enc_att->nb[2], i * enc_att->nb[3]);
+            xe = conformer(xe, c, v.pe_tok, "encoders." + std::to_string(i) + ".", Lh, &g.new_att[i]);
+        }
+        // upsample x2 (repeat) + causal conv with the cached left context
+        ggml_tensor *rep = ggml_repeat(ctx, ggml_reshape_3d(ctx, xe, d, 1, T1), ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, E.up_rate, T1));
+        rep = ggml_reshape_2d(ctx, rep, d, Tm);
+        ggml_tensor *uin = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, enc_cnn, cpl, cup)), rep, 1);  // [d, cup+Tm]
+        ggml_tensor *u = conv1d_ct(ctx, uin, we.get("up_layer.conv.weight"), we.get("up_layer.conv.bias"));
+        ggml_tensor *new_up = ggml_cont(ctx, slice_t(ctx, uin, Tm, cup));
+        g.new_cnn = ggml_concat(ctx, new_pl, new_up, 1);  // [d, 6]
+        ggml_set_output(g.new_cnn);
+        ggml_build_forward_expand(gf, g.new_cnn);
+        u = linear(ctx, u, we.get("up_embed.out.0.weight"), we.get("up_embed.out.0.bias"));
+        u = layer_norm(ctx, u, we.get("up_embed.out.1.weight"), we.get("up_embed.out.1.bias"), 1e-5f);
+        u = ggml_scale(ctx, u, xscale);
+        for (int j = 0; j < E.n_mel_layers; ++j) {
+            const int li = E.n_token_layers + j;
+            ggml_tensor *c = ggml_view_3d(ctx, enc_att, 2 * hd, L, H, enc_att->nb[1], enc_att->nb[2], li * enc_att->nb[3]);
+            u = conformer(u, c, v.pe_mel, "up_encoders." + std::to_string(j) + ".", L, &g.new_att[li]);
+        }
+        for (auto *t : g.new_att) {
+            ggml_set_output(t);
+            ggml_build_forward_expand(gf, t);
+        }
+        u = layer_norm(ctx, u, we.get("after_norm.weight"), we.get("after_norm.bias"), 1e-5f);
+        ggml_tensor *mu = linear(ctx, u, wx.get("encoder_proj.weight"), wx.get("encoder_proj.bias"));  // [80, Tm]
+
+        // v = A·(spk/‖spk‖) + a; ‖·‖ with eps 1e-12 inside the sqrt
+        ggml_tensor *ss = ggml_sum(ctx, ggml_sqr(ctx, spk));
+        ggml_tensor *inv = ggml_sqrt(ctx, ggml_scale_bias(ctx, ss, 1.0f, 1e-12f));
+        ggml_tensor *spk_n = ggml_div(ctx, spk, ggml_repeat(ctx, inv, spk));
+        ggml_tensor *vspk = linear(ctx, spk_n, wx.get("spk_embed_affine_layer.weight"), wx.get("spk_embed_affine_layer.bias"));  // [80]
+        ggml_tensor *spk_t = ggml_repeat(ctx, ggml_reshape_2d(ctx, vspk, kMelBins, 1), mu);  // [80, Tm]
+        ggml_tensor *cond = ggml_scale(ctx, mu, 0.0f);                                       // zeros in streaming
+        ggml_tensor *rest = ggml_concat(ctx, ggml_concat(ctx, mu, spk_t, 0), cond, 0);      // [240, Tm]
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, rest, v.rest[0]));
+    }
+
+    // One DiT estimator pass for Euler step s and CFG branch b (0 = conditional).
+    std::unique_ptr<DitGraph> build_dit(Variant &v, int s, int b) {
+        const DitDims &D = m.dit_dims();
+        const GgufWeights &wf = m.flow();
+        const int h = D.hidden, dh = D.head_dim, Hd = D.n_heads;
+        const int L = m.prompt().att_len;
+        const int Tm = v.Tm;
+        auto g = std::make_unique<DitGraph>(static_cast<size_t>(D.depth) * 160 + 128);
+        ggml_context *ctx = g->ctx;
+        g->x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kMelBins, Tm);
+        ggml_set_input(g->x);
+        g->cnn_in = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 2 * h, 2, D.depth);
+        ggml_set_input(g->cnn_in);
+        ggml_tensor *est_att = m.est_att_cache();
+        ggml_tensor *xc = ggml_concat(ctx, g->x, v.rest[b], 0);  // [320, Tm]
+        ggml_tensor *hx = linear(ctx, xc, wf.get("estimator.in_proj.weight"), wf.get("estimator.in_proj.bias"));  // [h, Tm]
+        for (int blk = 0; blk < D.depth; ++blk) {
+            const std::string p = "estimator.blocks." + std::to_string(blk) + ".";
+            const int slot = s * D.depth + blk;
+            auto chunk = [&](int j) {
+                return ggml_view_1d(ctx, ada[s], h, static_cast<size_t>(blk) * ada[s]->nb[1] + static_cast<size_t>(j) * h * sizeof(float));
+            };
+            auto modulate = [&](ggml_tensor *z, int jshift, int jscale) {
+                ggml_tensor *n = ggml_norm(ctx, z, 1e-6f);
+                return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
+            };
+            // attention (keys/values = [current ; prompt cache])
+            ggml_tensor *m1 = modulate(hx, 0, 1);
+            ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m1, wf.get(p + "attn.to_q.weight"), wf.get(p + "attn.to_q.bias")), dh, Hd, Tm);
+            ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m1, wf.get(p + "attn.to_k.weight"), wf.get(p + "attn.to_k.bias")), dh, Hd, Tm);
+            ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m1, wf.get(p + "attn.to_v.weight"), wf.get(p + "attn.to_v.bias")), dh, Hd, Tm);
+            q = layer_norm(ctx, q, wf.get(p + "attn.q_norm.weight"), wf.get(p + "attn.q_norm.bias"), 1e-5f);
+            k = layer_norm(ctx, k, wf.get(p + "attn.k_norm.weight"), wf.get(p + "attn.k_norm.bias"), 1e-5f);
+            q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, Tm, Hd]
+            k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
+            vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
+            const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b) * est_att->nb[3];
+            ggml_tensor *kc = ggml_view_3d(ctx, est_att, dh, L, Hd, est_att->nb[1], est_att->nb[2], off);
+            ggml_tensor *vc = ggml_view_3d(ctx, est_att, dh, L, Hd, est_att->nb[1], est_att->nb[2], off + dh * sizeof(float));
+            ggml_tensor *kt = ggml_concat(ctx, k, kc, 1);  // [dh, Tm+L, Hd]
+            ggml_tensor *vt = ggml_concat(ctx, vv, vc, 1);
+            if (Tm + L > kDitMaxKeys) {
+                const int drop = Tm + L - kDitMaxKeys;
+                kt = ggml_cont(ctx, ggml_view_3d(ctx, kt, dh, kDitMaxKeys, Hd, kt->nb[1], kt->nb[2], drop * kt->nb[1]));
+                vt = ggml_view_3d(ctx, vt, dh, kDitMaxKeys, Hd, vt->nb[1], vt->nb[2], drop * vt->nb[1]);
+            }
+            ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, Tm, Hd]
+            sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
+            sc = ggml_soft_max(ctx, sc);
+            ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, Tm, Hd]
+            o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, Tm);
+            o = linear(ctx, o, wf.get(p + "attn.proj.weight"), wf.get(p + "attn.proj.bias"));
+            hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
+            // causal conv block with the per-(step, block, branch) 2-frame caches
+            ggml_tensor *m3 = modulate(hx, 6, 7);
+            const size_t coff = static_cast<size_t>(blk) * g->cnn_in->nb[2];
+            ggml_tensor *c1 = ggml_cont(ctx, ggml_view_2d(ctx, g->cnn_in, h, 2, g->cnn_in->nb[1], coff));
+            ggml_tensor *c2 = ggml_cont(ctx, ggml_view_2d(ctx, g->cnn_in, h, 2, g->cnn_in->nb[1], coff + h * sizeof(float)));
+            ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, Tm+2]
+            ggml_tensor *y = conv1d_ct(ctx, in1, wf.get(p + "conv.block.1.weight"), wf.get(p + "conv.block.1.bias"));
+            y = layer_norm(ctx, y, wf.get(p + "conv.block.3.weight"), wf.get(p + "conv.block.3.bias"), 1e-5f);
+            // Mish as the reference computes it: z·tanh(log(exp(z) + 1))
+            y = ggml_mul(ctx, y, ggml_tanh(ctx, ggml_log(ctx, ggml_scale_bias(ctx, ggml_exp(ctx, y), 1.0f, 1.0f))));
+            ggml_tensor *in2 = ggml_concat(ctx, c2, y, 1);
+            y = conv1d_ct(ctx, in2, wf.get(p + "conv.block.6.weight"), wf.get(p + "conv.block.6.bias"));
+            ggml_tensor *nc = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, Tm, 2)), ggml_cont(ctx, slice_t(ctx, in2, Tm, 2)), 0);
+            ggml_set_output(nc);
+            ggml_build_forward_expand(g->gf, nc);
+            g->new_cnn.push_back(nc);  // [2h, 2]
+            hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
+            // MLP
+            ggml_tensor *m2 = modulate(hx, 3, 4);
+            y = linear(ctx, m2, wf.get(p + "mlp.fc1.weight"), wf.get(p + "mlp.fc1.bias"));
+            y = ggml_gelu(ctx, y);
+            y = linear(ctx, y, wf.get(p + "mlp.fc2.weight"), wf.get(p + "mlp.fc2.bias"));
+            hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
+        }
+        ggml_tensor *fshift = ggml_view_1d(ctx, fin[s], h, 0), *fscale = ggml_view_1d(ctx, fin[s], h, h * sizeof(float));
+        ggml_tensor *nf = ggml_norm(ctx, hx, 1e-6f);
+        nf = ggml_add(ctx, ggml_add(ctx, nf, ggml_mul(ctx, nf, fscale)), fshift);
+        g->f = linear(ctx, nf, wf.get("estimator.final_layer.linear.weight"), wf.get("estimator.final_layer.linear.bias"));  // [80, Tm]
+        ggml_set_output(g->f);
+        ggml_build_forward_expand(g->gf, g->f);
+        return g;
+    }
+};
+
+void Token2MelState::reset(const T2wModel &m) {
+    conf_cnn = m.conformer_cnn_cache();
+    conf_att = m.conformer_att_cache();
+    est_cnn = m.estimator_cnn_cache();
+    rng.seed(42);
+}
+
+Token2Mel::Token2Mel(const T2wModel &model, const T2wConfig &cfg) {
+    steps_ = cfg.flow_steps == 0 ? model.prompt().n_timesteps : cfg.flow_steps;
+    if (steps_ != model.prompt().n_timesteps) {
+        throw_usage("t2w: --flow-steps " + std::to_string(cfg.flow_steps) + " does not match the prompt cache (" +
+                    model.dir() + "/prompt_cache.gguf has n_timesteps " + std::to_string(model.prompt().n_timesteps) +
+                    "; its per-step DiT caches exist for exactly that many steps)");
+    }
+    impl_ = std::make_unique<Impl>(model, cfg, steps_);
+}
+
+Token2Mel::~Token2Mel() = default;
+
+int Token2Mel::lanes() const { return static_cast<int>(impl_->lanes.size()); }
+
+std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool last, Token2MelState &st, PartTimes &tm) {
+    const auto t_start = clock_type::now();
+    Impl &I = *impl_;
+    const T2wModel &m = I.m;
+    const EncoderDims &E = m.enc_dims();
+    const DitDims &D = m.dit_dims();
+    const int n_in = static_cast<int>(tokens_in.size());
+    if (n_in < 1 || n_in > kWindowTokens) {
+        throw_usage("t2w: a window holds 1.." + std::to_string(kWindowTokens) + " tokens, got " + std::to_string(n_in));
+    }
+    for (int32_t t : tokens_in) {
+        if (t < 0 || t >= E.vocab) {
+            throw_usage("t2w: token id " + std::to_string(t) + " out of range (audio codes are 0.." +
+                        std::to_string(E.vocab - 1) + ")");
+        }
+    }
+    std::vector<int32_t> tokens = tokens_in;
+    tokens.resize(kWindowTokens, kSilenceToken);
+    Variant &v = I.variant(last);
+    const int hd = E.head_dim, H = E.n_heads;
+    const int L = m.prompt().att_len;
+    const int Tm = v.Tm;
+    const int NL = E.n_token_layers + E.n_mel_layers;
+    const int N = I.N, B = I.B, h = D.hidden;
+    tm = PartTimes{};
+
+    std::vector<float> x(static_cast<size_t>(kMelBins) * Tm);
+    {
+        std::normal_distribution<float> dist(0.0f, 1.0f);  // fresh per chunk, shared generator (reference)
+        const float temp = m.prompt().temperature;
+        for (auto &val : x) val = temp * dist(st.rng);
+    }
+
+    // ---------------- encoder (lane 0)
+    Lane &ln0 = I.lanes[0];
+    EncGraph &eg = *v.enc;
+    auto t0 = clock_type::now();
+    ggml_backend_tensor_set(eg.tok, tokens.data(), 0, tokens.size() * sizeof(int32_t));
+    ggml_backend_tensor_set(eg.enc_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float));
+    ggml_backend_tensor_set(eg.enc_att, st.conf_att.data(), 0, st.conf_att.size() * sizeof(float));
+    tm.upload_ms += ms_since(t0);
+    t0 = clock_type::now();
+    if (ggml_backend_graph_compute(ln0.backend, eg.gf) != GGML_STATUS_SUCCESS) {
+        throw_runtime("t2w: token2mel encoder graph compute failed on " + std::string(ggml_backend_name(ln0.backend)));
+    }
+    tm.compute_ms += ms_since(t0);
+    t0 = clock_type::now();
+    ggml_backend_tensor_get(eg.new_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float));
+    // conformer attention caches (spec §3.7): token-rate layers write [c ; c], mel-rate
+    // layers [old ; new]; the runner keeps the time slice [Δ, Δ+L) of each.
+    std::vector<float> buf;
+    const size_t row = 2 * hd;
+    for (int li = 0; li < NL; ++li) {
+        const bool tok_layer = li < E.n_token_layers;
+        const int S = tok_layer ? v.S1 : v.S2;
+        buf.resize(row * S * H);
+        ggml_backend_tensor_get(eg.new_att[li], buf.data(), 0, buf.size() * sizeof(float));
+        for (int hh = 0; hh < H; ++hh) {
+            for (int tau = 0; tau < L; ++tau) {
+                const int src = tok_layer ? (Tm + tau) % S : Tm + tau;
+                const float *from = buf.data() + row * (src + static_cast<size_t>(S) * hh);
+                float *to = st.conf_att.data() + row * (tau + static_cast<size_t>(L) * (hh + static_cast<size_t>(H) * li));
+                std::copy(from, from + row, to);
+            }
+        }
+    }
+    tm.download_ms += ms_since(t0);
+
+    // ---------------- flow matching: per Euler step, one DiT pass per CFG branch
+    const size_t slot_sz = static_cast<size_t>(2 * h) * 2;
+    const size_t n_slots = static_cast<size_t>(D.depth) * N;
+    std::vector<float> f[2];
+    for (auto &fb : f) fb.resize(x.size());
+    auto branch = [&](int s, int b, Lane &ln) {
+        DitGraph &g = *v.dit[b][s];
+        float *cnn = st.est_cnn.data() + (b * n_slots + static_cast<size_t>(s) * D.depth) * slot_sz;
+        ggml_backend_tensor_set(g.x, x.data(), 0, x.size() * sizeof(float));
+        ggml_backend_tensor_set(g.cnn_in, cnn, 0, D.depth * slot_sz * sizeof(float));
+        if (ggml_backend_graph_compute(ln.backend, g.gf) != GGML_STATUS_SUCCESS) {
+            throw_runtime("t2w: token2mel DiT graph compute failed on " + std::string(ggml_backend_name(ln.backend)));
+        }
+        ggml_backend_tensor_get(g.f, f[b].data(), 0, f[b].size() * sizeof(float));
+        for (int blk = 0; blk < D.depth; ++blk) {
+            ggml_backend_tensor_get(g.new_cnn[blk], cnn + static_cast<size_t>(blk) * slot_sz, 0, slot_sz * sizeof(float));
+        }
+    };
+    t0 = clock_type::now();
+    for (int s = 0; s < N; ++s) {
+        if (B == 2 && I.lanes.size() == 2) {
+            std::exception_ptr err;
+            std::thread th([&] {
+                try {
+                    branch(s, 1, I.lanes[1]);
+                } catch (...) {
+                    err = std::current_exception();
+                }
+            });
+            try {
+                branch(s, 0, ln0);
+            } catch (...) {
+                th.join();
+                throw;
+            }
+            th.join();
+            if (err) std::rethrow_exception(err);
+        } else {
+            for (int b = 0; b < B; ++b) branch(s, b, ln0);
+        }
+        // x += dt·(1.7·f_cond − 0.7·f_uncond), the same float ops the graph used to run
+        const float dt = I.t_span[s + 1] - I.t_span[s];
+        for (size_t i = 0; i < x.size(); ++i) {
+            const float dphi = B == 2 ? f[0][i] * (1.0f + kCfgRate) - f[1][i] * kCfgRate : f[0][i];
+            x[i] = x[i] + dphi * dt;
+        }
+    }
+    tm.compute_ms += ms_since(t0);
+
+    // [80][Tm] channel-fastest -> [80][T] time-fastest, cropped to 2·n frames
+    const int T = std::min(Tm, E.up_rate * n_in);
+    std::vector<float> mel(static_cast<size_t>(kMelBins) * T);
+    for (int t = 0; t < T; ++t) {
+        for (int c = 0; c < kMelBins; ++c) mel[static_cast<size_t>(c) * T + t] = x[static_cast<size_t>(t) * kMelBins + c];
+    }
+    tm.total_ms = ms_since(t_start);
+    return mel;
+}
+
+}  // namespace rtf::t2w

@@ -1,0 +1,65 @@
+#pragma once
+// Token2Mel: one streaming window of audio codes -> 80-bin mel at 50 Hz: the
+// UpsampleConformerEncoderV2 (chunk mode, with the conformer caches) + flow matching
+// (Euler over t_i = 1 - cos(πi/2N), CFG rate 0.7, DiT estimator with the prompt-derived
+// attention cache). Spec: minicpmo45-speak-path.md §3.3-3.7.
+//
+// Execution plan (why it looks like this: docs in token2mel.cpp, "Execution plan"):
+//   - ggml graphs are built and allocated once per window shape (non-last: 28 tokens ->
+//     50 frames, last: 31 -> 56) and reused: one encoder graph and one DiT graph per
+//     (Euler step, CFG branch); the Euler update itself runs on the host.
+//   - Everything that does not depend on the window (time-step embeddings and all adaLN
+//     modulations per step, the relative-position tables) is computed once at
+//     construction and kept resident; the DiT prompt attention cache is read in place.
+//   - With CFG and threads_t2m >= 2 on a CPU device the two CFG branches run as two
+//     independent single-graph computations on two threads (threads_t2m/2 ggml threads
+//     each), joined once per Euler step, instead of splitting every op across threads
+//     (which costs a barrier per graph node: ~7000 per window).
+//
+// RTF_T2W_DEBUG_MEM=1 prints the graph activation buffer sizes when a shape is built.
+// Not thread-safe: one Token2Mel per stream (it owns backends, graphs and allocators).
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "models/t2w/t2w-config.h"
+#include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-timing.h"
+
+namespace rtf::t2w {
+
+// Per-stream token2mel state (spec §3.7); starts as the prompt cache.
+struct Token2MelState {
+    std::vector<float> conf_cnn;  // [d, 6]
+    std::vector<float> conf_att;  // [2hd, L, H, n_layers]
+    std::vector<float> est_cnn;   // [2h, 2, depth·N, 2]
+    std::mt19937 rng{42};         // noise generator: seeded once, never reset (reference behaviour)
+    void reset(const T2wModel &m);
+};
+
+class Token2Mel {
+public:
+    Token2Mel(const T2wModel &model, const T2wConfig &cfg);
+    ~Token2Mel();
+    Token2Mel(const Token2Mel &) = delete;
+    Token2Mel &operator=(const Token2Mel &) = delete;
+
+    // `tokens`: 1..28 codes (padded to 28 with 4218 inside). Returns mel [80][T] (time
+    // fastest), T = min(50 or 56, 2·n). Throws rtf::Error(Usage) for out-of-range codes.
+    // Timing: upload/download = host<->backend copies on the calling thread, compute =
+    // the rest of the graph phase (both branches, the host Euler update included).
+    std::vector<float> run(const std::vector<int32_t> &tokens, bool last, Token2MelState &st, PartTimes &tm);
+
+    int steps() const { return steps_; }
+    // Number of parallel CFG-branch lanes in use (1 or 2).
+    int lanes() const;
+
+    struct Impl;
+
+private:
+    int steps_ = 0;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rtf::t2w

@@ -1,0 +1,241 @@
+#include "models/t2w/vocoder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "core/error.h"
+#include "models/t2w/t2w-backend.h"
+#include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-ops.h"
+
+namespace rtf::t2w {
+
+using clock_type = std::chrono::steady_clock;
+using ops::conv1d_tc;
+
+namespace {
+constexpr int kMaxNodes = 8192;
+constexpr size_t kMaxShapes = 4;  // cached input lengths (steady 58, first 50, finals)
+const int kDilations[3] = {1, 3, 5};
+
+struct Graph {
+    std::vector<uint8_t> meta;
+    ggml_context *ctx = nullptr;
+    ggml_cgraph *gf = nullptr;
+    ggml_gallocr_t alloc = nullptr;
+    explicit Graph(size_t max_nodes) {
+        meta.resize(ggml_tensor_overhead() * max_nodes + ggml_graph_overhead_custom(max_nodes, false));
+        ggml_init_params ip{meta.size(), meta.data(), true};
+        ctx = ggml_init(ip);
+        gf = ggml_new_graph_custom(ctx, max_nodes, false);
+    }
+    ~Graph() {
+        if (alloc) ggml_gallocr_free(alloc);
+        ggml_free(ctx);
+    }
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+    void allocate(ggml_backend_t backend, const char *what) {
+        alloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+        if (!ggml_gallocr_alloc_graph(alloc, gf)) throw_runtime(std::string("t2w: vocoder: cannot allocate the ") + what + " graph");
+    }
+};
+}  // namespace
+
+struct Vocoder::Shape {
+    Graph f0g{256}, dec{kMaxNodes};
+    ggml_tensor *f0_in = nullptr, *f0_out = nullptr;
+    ggml_tensor *in = nullptr, *sin_ = nullptr, *re = nullptr, *im = nullptr;
+    int64_t F = 0;
+    int64_t last_use = 0;
+};
+
+namespace {
+ggml_tensor *resblock(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *x, bool fused) {
+    auto act = [&](ggml_tensor *z, ggml_tensor *alpha) { return fused ? ops::snake_fused(ctx, z, alpha) : ops::snake(ctx, z, alpha); };
+    for (int m = 0; m < 3; ++m) {
+        const std::string ms = std::to_string(m);
+        ggml_tensor *w1 = w.get(p + ".convs1." + ms + ".weight");
+        const int k = static_cast<int>(w1->ne[0]);
+        const int dil = kDilations[m];
+        ggml_tensor *a = act(x, w.get(p + ".activations1." + ms + ".alpha"));
+        a = conv1d_tc(ctx, a, w1, w.get(p + ".convs1." + ms + ".bias"), 1, (k * dil - dil) / 2, dil);
+        a = act(a, w.get(p + ".activations2." + ms + ".alpha"));
+        a = conv1d_tc(ctx, a, w.get(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1);
+        x = ggml_add(ctx, a, x);
+    }
+    return x;
+}
+}  // namespace
+
+Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
+    cpu_ = ggml_backend_dev_type(m_.device_voc()) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    backend_ = make_backend(m_.device_voc(), cfg.threads_voc);
+    ggml_tensor *lw = m_.hift().get("m_source.l_linear.weight");
+    harm_w_.resize(static_cast<size_t>(lw->ne[0]));
+    ggml_backend_tensor_get(lw, harm_w_.data(), 0, harm_w_.size() * sizeof(float));
+    ggml_backend_tensor_get(m_.hift().get("m_source.l_linear.bias"), &harm_b_, 0, sizeof(float));
+    if (cpu_) {
+        // transposed-conv kernels packed once for the GEMM formulation
+        const HiftDims &hd = m_.hift_dims();
+        ggml_init_params ip{ggml_tensor_overhead() * static_cast<size_t>(hd.n_stages + 1), nullptr, true};
+        packed_ctx_ = ggml_init(ip);
+        std::vector<std::vector<float>> packed;
+        for (int s = 0; s < hd.n_stages; ++s) {
+            ggml_tensor *w = m_.hift().get("ups." + std::to_string(s) + ".weight");  // [K, Cout, Cin]
+            const int K = static_cast<int>(w->ne[0]), Cout = static_cast<int>(w->ne[1]), Cin = static_cast<int>(w->ne[2]);
+            std::vector<float> host(static_cast<size_t>(ggml_nelements(w)));
+            ggml_backend_tensor_get(w, host.data(), 0, host.size() * sizeof(float));
+            packed.push_back(ops::pack_transposed_kernel(host, K, Cout, Cin, hd.up_rates[s]));
+            ups_packed_.push_back(ggml_new_tensor_2d(packed_ctx_, GGML_TYPE_F32, Cin, static_cast<int64_t>(packed.back().size()) / Cin));
+        }
+        packed_buf_ = ggml_backend_alloc_ctx_tensors(packed_ctx_, backend_);
+        if (!packed_buf_) throw_runtime("t2w: vocoder: cannot allocate the packed transposed-conv kernels");
+        for (size_t s = 0; s < packed.size(); ++s) {
+            ggml_backend_tensor_set(ups_packed_[s], packed[s].data(), 0, packed[s].size() * sizeof(float));
+        }
+    }
+}
+
+Vocoder::~Vocoder() {
+    shapes_.clear();
+    if (packed_buf_) ggml_backend_buffer_free(packed_buf_);
+    if (packed_ctx_) ggml_free(packed_ctx_);
+    if (backend_) ggml_backend_free(backend_);
+}
+
+Vocoder::Shape &Vocoder::shape(int T) {
+    auto it = shapes_.find(T);
+    if (it != shapes_.end()) {
+        it->second->last_use = ++uses_;
+        return *it->second;
+    }
+    if (shapes_.size() >= kMaxShapes) {  // evict the least recently used length
+        auto lru = shapes_.begin();
+        for (auto i = shapes_.begin(); i != shapes_.end(); ++i)
+            if (i->second->last_use < lru->second->last_use) lru = i;
+        shapes_.erase(lru);
+    }
+    const GgufWeights &w = m_.hift();
+    const HiftDims &hd = m_.hift_dims();
+    auto sh = std::make_unique<Shape>();
+    sh->last_use = ++uses_;
+    {  // graph 1: F0 predictor
+        ggml_context *ctx = sh->f0g.ctx;
+        sh->f0_in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, T, kMelBins);
+        ggml_set_input(sh->f0_in);
+        ggml_tensor *x = sh->f0_in;
+        for (int i = 0; i < hd.f0_layers; ++i) {
+            const std::string p = "f0_predictor.condnet." + std::to_string(2 * i);
+            x = ggml_elu(ctx, conv1d_tc(ctx, x, w.get(p + ".weight"), w.get(p + ".bias"), 1, 1, 1));
+        }
+        x = ggml_cont(ctx, ggml_transpose(ctx, x));                        // [C, T]
+        x = ggml_mul_mat(ctx, w.get("f0_predictor.classifier.weight"), x);  // [1, T]
+        x = ggml_abs(ctx, ggml_add(ctx, x, w.get("f0_predictor.classifier.bias")));
+        ggml_set_output(x);
+        ggml_build_forward_expand(sh->f0g.gf, x);
+        sh->f0_out = x;
+        sh->f0g.allocate(backend_, "f0");
+    }
+    {  // graph 2: decoder
+        ggml_context *ctx = sh->dec.ctx;
+        const int64_t F = static_cast<int64_t>(T) * kSamplesPerFrame / dsp::kHop + 1;
+        sh->F = F;
+        sh->in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, T, kMelBins);
+        ggml_set_input(sh->in);
+        sh->sin_ = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, F, 2 * dsp::kBins);
+        ggml_set_input(sh->sin_);
+        ggml_tensor *x = conv1d_tc(ctx, sh->in, w.get("conv_pre.weight"), w.get("conv_pre.bias"), 1, hd.conv_pre_k / 2, 1);
+        for (int s = 0; s < hd.n_stages; ++s) {
+            const std::string ss = std::to_string(s);
+            x = ggml_leaky_relu(ctx, x, 0.1f, false);
+            const int k = hd.up_kernels[s], r = hd.up_rates[s];
+            ggml_tensor *uw = w.get("ups." + ss + ".weight"), *ub = w.get("ups." + ss + ".bias");
+            x = cpu_ ? ops::conv_transpose1d_tc_packed(ctx, x, ups_packed_[s], k, static_cast<int>(uw->ne[1]), r, (k - r) / 2, ub)
+                     : ops::conv_transpose1d_tc(ctx, x, uw, ub, r, (k - r) / 2);
+            if (s == hd.n_stages - 1) x = ggml_pad_reflect_1d(ctx, x, 1, 0);
+            int stride = 1;
+            for (int j = s + 1; j < hd.n_stages; ++j) stride *= hd.up_rates[j];
+            ggml_tensor *si = conv1d_tc(ctx, sh->sin_, w.get("source_downs." + ss + ".weight"), w.get("source_downs." + ss + ".bias"),
+                                        stride, s < hd.n_stages - 1 ? stride / 2 : 0, 1);
+            si = resblock(ctx, w, "source_resblocks." + ss, si, cpu_);
+            x = ggml_add(ctx, x, si);
+            ggml_tensor *acc = nullptr;
+            for (int j = 0; j < 3; ++j) {
+                ggml_tensor *y = resblock(ctx, w, "resblocks." + std::to_string(3 * s + j), x, cpu_);
+                acc = acc ? ggml_add(ctx, acc, y) : y;
+            }
+            x = ggml_scale(ctx, acc, 1.0f / 3.0f);
+        }
+        x = ggml_leaky_relu(ctx, x, 0.01f, false);
+        ggml_tensor *y = conv1d_tc(ctx, x, w.get("conv_post.weight"), w.get("conv_post.bias"), 1, hd.conv_post_k / 2, 1);  // [F, 18]
+        if (y->ne[0] != F) {
+            throw_runtime("t2w: vocoder length mismatch: decoder " + std::to_string(y->ne[0]) + " frames vs source STFT " +
+                          std::to_string(F));
+        }
+        ggml_tensor *mag = ggml_clamp(ctx, ggml_exp(ctx, ggml_view_2d(ctx, y, F, dsp::kBins, y->nb[1], 0)), -1e30f, 1e2f);
+        ggml_tensor *ph = ggml_sin(ctx, ggml_cont(ctx, ggml_view_2d(ctx, y, F, dsp::kBins, y->nb[1], dsp::kBins * y->nb[1])));
+        sh->re = ggml_mul(ctx, mag, ggml_cos(ctx, ph));
+        sh->im = ggml_mul(ctx, mag, ggml_sin(ctx, ph));
+        ggml_set_output(sh->re);
+        ggml_set_output(sh->im);
+        ggml_build_forward_expand(sh->dec.gf, sh->re);
+        ggml_build_forward_expand(sh->dec.gf, sh->im);
+        sh->dec.allocate(backend_, "decoder");
+    }
+    return *shapes_.emplace(T, std::move(sh)).first->second;
+}
+
+std::vector<float> Vocoder::f0(const std::vector<float> &mel, int T, PartTimes &tm) {
+    Shape &sh = shape(T);
+    auto t0 = clock_type::now();
+    ggml_backend_tensor_set(sh.f0_in, mel.data(), 0, mel.size() * sizeof(float));
+    tm.upload_ms += ms_since(t0);
+    t0 = clock_type::now();
+    if (ggml_backend_graph_compute(backend_, sh.f0g.gf) != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder f0 graph compute failed");
+    tm.compute_ms += ms_since(t0);
+    t0 = clock_type::now();
+    std::vector<float> f(static_cast<size_t>(T));
+    ggml_backend_tensor_get(sh.f0_out, f.data(), 0, f.size() * sizeof(float));
+    tm.download_ms += ms_since(t0);
+    return f;
+}
+
+void Vocoder::run(const std::vector<float> &mel, int T, const std::vector<float> &source_cache,
+                  std::vector<float> &wave, std::vector<float> &source, PartTimes &tm) {
+    const auto t_start = clock_type::now();
+    tm = PartTimes{};
+    if (T < 2) throw_runtime("t2w: vocoder needs at least 2 mel frames, got " + std::to_string(T));
+    std::vector<float> f0v = f0(mel, T, tm);
+
+    // harmonic source + cache prefix + STFT (host)
+    auto t0 = clock_type::now();
+    source = dsp::harmonic_source(f0v, harm_w_, harm_b_, kSamplesPerFrame, kSampleRate);
+    const size_t tc = std::min(source_cache.size(), source.size());
+    std::copy(source_cache.begin(), source_cache.begin() + static_cast<std::ptrdiff_t>(tc), source.begin());
+    std::vector<float> spec = dsp::stft16(source);
+    const int64_t F = static_cast<int64_t>(source.size()) / dsp::kHop + 1;
+    tm.compute_ms += ms_since(t0);
+
+    Shape &sh = shape(T);
+    if (sh.F != F) throw_runtime("t2w: vocoder: source STFT has " + std::to_string(F) + " frames, expected " + std::to_string(sh.F));
+    t0 = clock_type::now();
+    ggml_backend_tensor_set(sh.in, mel.data(), 0, mel.size() * sizeof(float));
+    ggml_backend_tensor_set(sh.sin_, spec.data(), 0, spec.size() * sizeof(float));
+    tm.upload_ms += ms_since(t0);
+    t0 = clock_type::now();
+    if (ggml_backend_graph_compute(backend_, sh.dec.gf) != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder decoder graph compute failed");
+    tm.compute_ms += ms_since(t0);
+    t0 = clock_type::now();
+    std::vector<float> vre(static_cast<size_t>(F * dsp::kBins)), vim(vre.size());
+    ggml_backend_tensor_get(sh.re, vre.data(), 0, vre.size() * sizeof(float));
+    ggml_backend_tensor_get(sh.im, vim.data(), 0, vim.size() * sizeof(float));
+    tm.download_ms += ms_since(t0);
+    t0 = clock_type::now();
+    wave = dsp::istft16(vre.data(), vim.data(), F, 0.99f);
+    tm.compute_ms += ms_since(t0);
+    tm.total_ms = ms_since(t_start);
+}
+
+}  // namespace rtf::t2w

@@ -1,0 +1,87 @@
+#pragma once
+// Twin models: GGUF files with the exact tensor names, shapes, types and metadata of a real
+// model file, filled with seeded random values (DESIGN.md "Twin models"). A twin costs the same
+// bytes and FLOPs as the real file, so its timings are real; its audio is noise.
+//
+// Usage:
+//   rtf::twin::KitOptions o;                 // minicpmo45, tiny, f16, seed 0
+//   o.scale = Scale::cpu; o.out_dir = "kit";
+//   o.dims = rtf::gguf::minicpmo45::dims_for_scale(o.scale);
+//   auto r = rtf::twin::make_kit(o);          // writes the kit + kit/rtf-kit.json
+//   rtf::twin::make_like("real.gguf", "twin.gguf", 0);
+//
+// Kit layout (the reference runtime's, spec §1.1): DIR/MiniCPM-o-4_5-<TYPE>.gguf (LLM),
+// DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf, DIR/tts/MiniCPM-o-4_5-projector-F16.gguf,
+// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf, and
+// DIR/rtf-kit.json (family, scale, type, seed, dims, files with roles and sizes).
+//
+// Determinism: the same options (seed, dims, type, vocabulary file) give identical bytes.
+// Files are written streaming (a few MiB of memory whatever the file size) to "<name>.part",
+// renamed when complete. Errors: rtf::Error(Usage) for bad options, rtf::Error(Setup) for I/O.
+// Not thread-safe to write the same directory from two calls.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/gguf/layout.h"
+#include "models/gguf/minicpmo45-layout.h"
+
+namespace rtf::twin {
+
+using gguf::Role;
+using gguf::WeightType;
+using gguf::minicpmo45::Scale;
+
+// Progress of one file: bytes written so far and the file's total.
+using ProgressFn = std::function<void(const std::string &file, uint64_t done, uint64_t total)>;
+
+struct KitOptions {
+    std::string family = "minicpmo45";
+    Scale scale = Scale::tiny;
+    WeightType type = WeightType::f16;
+    uint64_t seed = 0;
+    std::string out_dir;                  // required unless dry_run
+    gguf::minicpmo45::Dims dims = gguf::minicpmo45::dims_for_scale(Scale::tiny);
+    std::vector<Role> roles{gguf::all_roles.begin(), gguf::all_roles.end()};  // files to write
+    std::string vocab_path;               // vocabulary GGUF for the tokenizer ("" = RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf)
+    bool dry_run = false;                 // compute sizes from the headers, write nothing
+    ProgressFn progress;                  // optional
+
+    void validate() const;                // throws rtf::Error(Usage) naming the option
+    nlohmann::json to_json() const;
+};
+
+struct FileResult {
+    Role role;
+    std::string path;        // relative to out_dir
+    uint64_t bytes = 0;
+    int64_t n_tensors = 0;
+    double seconds = 0.0;
+};
+
+struct KitResult {
+    std::vector<FileResult> files;
+    uint64_t total_bytes = 0;
+    double seconds = 0.0;
+    nlohmann::json to_json(const KitOptions &o) const;  // what rtf-kit.json holds
+};
+
+KitResult make_kit(const KitOptions &o);
+
+// Default vocabulary file (RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf).
+std::string default_vocab_path();
+
+// Writes one file of a layout. `vocab_path` is needed when the layout has a tokenizer.
+// Returns the file size (also in dry-run mode, where nothing is written).
+FileResult write_layout(const gguf::FileLayout &layout, const std::string &path, uint64_t seed,
+                        const std::string &vocab_path, bool dry_run, const ProgressFn &progress);
+
+// Twin of any GGUF file from its header alone: the same header bytes (every key/value, tensor
+// name, shape, type and offset) followed by random data of each tensor's type and size.
+FileResult make_like(const std::string &in_path, const std::string &out_path, uint64_t seed,
+                     const ProgressFn &progress = {});
+
+}  // namespace rtf::twin

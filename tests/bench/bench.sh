@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# rtf bench / compare / limits end to end: exit codes (0 met, 2 missed, 3 invalid, 1 usage),
+# outputs (JSON schema, Markdown, CSV, trace), sweeps and A/B. Tiny simulate costs (tens of
+# ms) so it runs in seconds; figures are measured, never asserted as wall-clock limits.
+source "$(dirname "$0")/../e2e/lib.sh"
+SIM=(bench --workload simulate --cost llm=5ms,tts=10ms,t2w=10ms --chunks 3 --chunk-ms 100 --warmup 1 --runs 3 --sample-ms 20)
+
+expect_rc 0 'VALID' -- "${SIM[@]}" --json "$TMP/a.json" --md "$TMP/a.md" --csv "$TMP/a.csv" --trace "$TMP/t.json"
+expect_rc 2 'TARGET MISSED' -- "${SIM[@]}" --target-rtf 0.01
+expect_rc 3 'only 2 measured run' -- "${SIM[@]}" --runs 2
+expect_rc 3 'forced failure' -- "${SIM[@]}" --fail t2w@1
+expect_rc 1 '' -- "${SIM[@]}" --no-such-flag
+expect_rc 1 'd1' -- "${SIM[@]}" --d1 0
+expect_rc 1 'not a workload' -- bench --workload nope
+expect_rc 1 'sample-ms' -- "${SIM[@]}" --sample-ms 900
+expect_rc 0 '' -- bench --workload mock --set 'rtf=0.4' --runs 3 --json "$TMP/mock.json"
+
+# JSON contract: schema, machine facts, versions, knobs, per-run records, leverage, duty cycle
+python3 - "$TMP/a.json" <<'PY' || { echo "FAIL: bench JSON contract"; fails=$((fails+1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "rtfkit.bench/1", d["schema"]
+assert d["exit_code"] == 0
+for k in ("cpu", "backend"): assert k in d["machine"], k
+assert d["machine"]["cpu"]["cores"] >= 1
+assert d["versions"]["rtfkit"] and d["versions"]["llama_cpp"]
+c = d["configs"][0]
+assert c["verdict"]["status"] == "VALID"
+assert c["knobs"]["chunks"] == "3"
+assert c["workload_config"]["simulate"]["n_chunks"] == 3
+assert len([r for r in c["runs"] if not r["warmup"]]) == 3
+for m in ("rtf", "first_audio_ms", "starvation.count", "rtf_stage.t2w"):
+    s = c["summary"][m]
+    assert s["n"] == 3 and s["min"] <= s["median"] <= s["max"], (m, s)
+assert any(r["what"] == "pipeline (overlap)" for r in c["leverage"])
+assert "device.cpu.duty_cycle" in c["summary"], list(c["summary"])
+PY
+grep -q '^label,' "$TMP/a.csv" || { echo "FAIL: CSV header"; fails=$((fails+1)); }
+grep -q 'Leverage' "$TMP/a.md" || { echo "FAIL: Markdown leverage"; fails=$((fails+1)); }
+grep -q '"ph": *"C"' "$TMP/t.json" || { echo "FAIL: trace lacks device counters"; fails=$((fails+1)); }
+
+# Sweep: one row per config
+expect_rc 0 '' -- "${SIM[@]}" --sweep d1=1,4 --sweep 'cost=llm=5ms,tts=10ms,t2w=10ms;llm=5ms,tts=10ms,t2w=5ms' --csv "$TMP/s.csv"
+rows=$(($(wc -l < "$TMP/s.csv") - 1))
+[[ $rows -eq 4 ]] || { echo "FAIL: sweep gave $rows CSV rows, want 4"; fails=$((fails+1)); }
+
+# A/B interleaved, and compare of two files
+expect_rc 0 'Comparison' -- "${SIM[@]}" --ab 'd1=1' 'd1=4' --json "$TMP/ab.json"
+python3 -c "import json,sys; d=json.load(open('$TMP/ab.json')); assert d['mode']=='ab' and 'comparison' in d and len(d['configs'])==2" \
+  || { echo "FAIL: A/B JSON"; fails=$((fails+1)); }
+expect_rc 0 'VALID' -- "${SIM[@]}" --cost llm=5ms,tts=10ms,t2w=5ms --json "$TMP/b.json"
+expect_rc 0 'cannot make|no significance test' -- compare "$TMP/a.json" "$TMP/b.json"
+expect_rc 0 'knobs differ' -- compare "$TMP/a.json" "$TMP/mock.json"
+expect_rc 1 'cannot read' -- compare "$TMP/a.json" "$TMP/none.json"
+expect_rc 1 'row 3' -- compare "$TMP/a.json" "$TMP/b.json" --row-b 3
+
+# limits: small and fast here; the real figures come from a full run (see the issue note)
+expect_rc 0 'read GiB/s' -- limits --threads 1 --bw-mib 8 --reps 1 --matmul-size 64 --gemv 256x256 --json "$TMP/l.json"
+expect_rc 1 'not a directory' -- limits --models "$TMP/nope"
+expect_rc 1 'types' -- limits --types q4
+# '--json -' prints only the JSON
+"$RTF" bench --workload mock --runs 3 --sample-ms 0 --json - 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)' \
+  || { echo "FAIL: bench --json - is not pure JSON"; fails=$((fails+1)); }
+finish

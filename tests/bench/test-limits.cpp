@@ -1,0 +1,160 @@
+// rtf limits: the LLM floor from a GGUF file matches bytes / bandwidth by hand; the
+// roofline combination; the token2wav FLOP estimate against the golden README's hand
+// estimate (when the full-size twin is present); bandwidth / matmul measurements return
+// sane numbers (no speed is asserted).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include <ggml.h>
+#include <gguf.h>
+
+#include "bench/limits.h"
+#include "bench/model-floors.h"
+#include "bench/roofline.h"
+#include "core/error.h"
+
+using namespace rtf::bench;
+namespace fs = std::filesystem;
+
+namespace {
+// A tiny qwen3-like LLM GGUF: 1 layer, n_embd 64, 4 heads, 2 KV heads, vocab 1000.
+void write_tiny_llm(const std::string &path) {
+    ggml_init_params ip{8 * 1024 * 1024, nullptr, false};
+    ggml_context *ctx = ggml_init(ip);
+    gguf_context *g = gguf_init_empty();
+    gguf_set_val_str(g, "general.architecture", "qwen3");
+    gguf_set_val_u32(g, "qwen3.block_count", 1);
+    gguf_set_val_u32(g, "qwen3.embedding_length", 64);
+    gguf_set_val_u32(g, "qwen3.attention.head_count", 4);
+    gguf_set_val_u32(g, "qwen3.attention.head_count_kv", 2);
+    auto add = [&](const char *name, ggml_type t, int64_t ne0, int64_t ne1) {
+        ggml_tensor *x = ne1 > 1 ? ggml_new_tensor_2d(ctx, t, ne0, ne1) : ggml_new_tensor_1d(ctx, t, ne0);
+        ggml_set_name(x, name);
+        std::memset(x->data, 0, ggml_nbytes(x));
+        gguf_add_tensor(g, x);
+    };
+    add("token_embd.weight", GGML_TYPE_F16, 64, 1000);
+    add("blk.0.attn_q.weight", GGML_TYPE_F16, 64, 64);
+    add("blk.0.attn_norm.weight", GGML_TYPE_F32, 64, 1);
+    add("output_norm.weight", GGML_TYPE_F32, 64, 1);
+    add("output.weight", GGML_TYPE_F16, 64, 1000);
+    ASSERT_TRUE(gguf_write_to_file(g, path.c_str(), false));
+    gguf_free(g);
+    ggml_free(ctx);
+}
+}  // namespace
+
+TEST(ModelFloors, LlmBytesPerTokenByHand) {
+    fs::path dir = fs::temp_directory_path() / ("rtf-limits-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    write_tiny_llm((dir / "llm.gguf").string());
+    FloorAssumptions fa;
+    fa.text_tokens_per_s = 4;
+    fa.llm_kv_tokens = 512;
+    auto mc = model_costs(dir.string(), fa);
+    ASSERT_EQ(mc.stages.size(), 1u);
+    const auto &c = mc.stages[0];
+    EXPECT_EQ(c.stage, "llm");
+    EXPECT_EQ(c.weight_type, "f16");
+    // weights read per token: attn_q 64*64*2 + attn_norm 64*4 + output_norm 64*4 + output 64*1000*2
+    // + one token_embd row 64*2; KV: 2 (K,V) x 1 layer x 2 kv heads x 16 head dim x 512 x 2 bytes
+    const double weights = 64 * 64 * 2 + 64 * 4 + 64 * 4 + 64 * 1000 * 2 + 64 * 2;
+    const double kv = 2.0 * 1 * 2 * 16 * 512 * 2;
+    EXPECT_DOUBLE_EQ(c.bytes_per_unit, weights + kv);
+    EXPECT_DOUBLE_EQ(c.flops_per_unit, 2.0 * (64 * 64 + 64 * 1000) + 4.0 * 1 * 4 * 16 * 512);
+    // Floor = 4 tokens/s x bytes / bandwidth (memory-bound at these rates).
+    MachineRates rates;
+    BandwidthResult bw;
+    bw.n_threads = 1;
+    bw.read_gib_s = 10;
+    rates.bandwidth = {bw};
+    MatmulResult mm;
+    mm.device = "CPU";
+    mm.type = "f16";
+    mm.n_threads = 1;
+    mm.gflops = 100;
+    rates.matmul = {mm};
+    auto p = path_limits(mc, rates, {}, 1);
+    ASSERT_EQ(p.stages.size(), 1u);
+    const double by_hand = 4 * (weights + kv) / (10.0 * 1024 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(p.stages[0].floor_rtf, by_hand);
+    EXPECT_EQ(p.stages[0].bound, "memory");
+    EXPECT_DOUBLE_EQ(p.serial_rtf, by_hand);
+    EXPECT_DOUBLE_EQ(p.overlapped_rtf, by_hand);
+    fs::remove_all(dir);
+    EXPECT_THROW(model_costs((dir / "missing").string(), fa), rtf::Error);
+}
+
+TEST(Roofline, SharedCoresBindTheOverlappedLimit) {
+    ModelCosts mc;
+    StageCost a, b;
+    a.stage = "a";
+    a.units_per_audio_s = 1;
+    a.flops_per_unit = 50e9;  // 0.5 s at 100 GFLOP/s
+    a.weight_type = "f32";
+    b = a;
+    b.stage = "b";
+    mc.stages = {a, b};
+    MachineRates r;
+    BandwidthResult bw;
+    bw.n_threads = 2;
+    bw.read_gib_s = 20;
+    r.bandwidth = {bw};
+    MatmulResult m;
+    m.device = "CPU";
+    m.type = "f32";
+    m.n_threads = 2;
+    m.gflops = 100;
+    r.matmul = {m};
+    auto p = path_limits(mc, r, {}, 2);
+    EXPECT_DOUBLE_EQ(p.serial_rtf, 1.0);
+    // Overlap cannot help: both stages need the same two cores.
+    EXPECT_DOUBLE_EQ(p.overlapped_rtf, 1.0);
+    EXPECT_NE(p.overlapped_binding.find("shared cores"), std::string::npos);
+    // More threads measured slower (an oversubscribed machine): n threads use the best rate
+    // measured at <= n threads.
+    MatmulResult one = m;
+    one.n_threads = 1;
+    one.gflops = 200;
+    r.matmul.push_back(one);
+    EXPECT_DOUBLE_EQ(r.gflops("f32", 2), 200);
+    EXPECT_DOUBLE_EQ(r.gflops("f32", 1), 200);
+    EXPECT_TRUE(std::isnan(r.gflops("f16", 2)));
+}
+
+TEST(ModelFloors, Token2WavEstimateMatchesTheGoldenHandEstimate) {
+    fs::path twin = fs::path(RTF_TEST_DATA_DIR) / "../../.cache/t2w-golden-twin";
+    if (!fs::exists(twin / "flow_matching.gguf")) GTEST_SKIP() << "full-size t2w twin not generated here";
+    auto mc = model_costs(twin.string(), {});
+    ASSERT_EQ(mc.stages.size(), 1u);
+    double t2m = 0, voc = 0;
+    for (const auto &[k, v] : mc.stages[0].parts) {
+        if (k == "token2mel_flops") t2m = v;
+        if (k == "vocoder_flops") voc = v;
+    }
+    // golden README "Floor estimate": token2mel ~95 GFLOP, HiFT 25-30 GFLOP per window.
+    EXPECT_GT(t2m, 80e9);
+    EXPECT_LT(t2m, 115e9);
+    EXPECT_GT(voc, 18e9);
+    EXPECT_LT(voc, 40e9);
+}
+
+TEST(Limits, MeasurementsAreSane) {
+    auto b = measure_bandwidth(4u << 20, 1, 1);
+    EXPECT_GT(b.read_gib_s, 0.1);
+    EXPECT_GT(b.triad_gib_s, 0.1);
+    EXPECT_GT(b.copy_gib_s, 0.1);
+    EXPECT_THROW(measure_bandwidth(1024, 1, 1), rtf::Error);
+    auto m = measure_matmul("CPU", "f16", 1, 64, 1);
+    EXPECT_GT(m.gflops, 0.0);
+    EXPECT_EQ(m.type, "f16");
+    auto g = measure_gemv("CPU", 1, 256, 256, 1);
+    EXPECT_GT(g.gib_s, 0.0);
+    EXPECT_THROW(measure_matmul("NoSuchDevice", "f32", 1, 64, 1), rtf::Error);
+    EXPECT_THROW(measure_matmul("CPU", "q4", 1, 64, 1), rtf::Error);
+}

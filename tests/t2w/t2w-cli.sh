@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# e2e: `rtf t2w` on a tiny random kit (written by t2w-tiny-kit next to the rtf binary).
+source "$(dirname "$0")/../e2e/lib.sh"
+KITGEN="$(dirname "$RTF")/t2w-tiny-kit"
+[[ -x "$KITGEN" ]] || { echo "missing $KITGEN"; exit 1; }
+"$KITGEN" "$TMP/kit/token2wav-gguf" || exit 1
+
+expect_rc 0 "windows" -- t2w --models "$TMP/kit" --random 60 --seed 1 -o "$TMP/a.wav" --json "$TMP/a.json"
+[[ -s "$TMP/a.wav" ]] || { echo "FAIL: no wav"; fails=$((fails+1)); }
+grep -q '"finite": true' "$TMP/a.json" || { echo "FAIL: json lacks finite=true"; fails=$((fails+1)); }
+expect_rc 0 "" -- t2w --models "$TMP/kit/token2wav-gguf" --random 30 -o "$TMP/b.wav" --no-cfg --threads-t2m 1 --threads-voc 1 --chunk 7
+printf '1 2 3\n4,5 6\n' > "$TMP/tok.txt"
+expect_rc 0 "" -- t2w --models "$TMP/kit" --tokens "$TMP/tok.txt" -o "$TMP/c.wav" --lead-silence 0
+: > "$TMP/empty.txt"
+expect_rc 1 "empty" -- t2w --models "$TMP/kit" --tokens "$TMP/empty.txt" -o "$TMP/d.wav"
+echo "1 2 7000" > "$TMP/bad.txt"
+expect_rc 1 "out of range" -- t2w --models "$TMP/kit" --tokens "$TMP/bad.txt" -o "$TMP/d.wav"
+echo "1 x 3" > "$TMP/junk.txt"
+expect_rc 1 "tokens" -- t2w --models "$TMP/kit" --tokens "$TMP/junk.txt" -o "$TMP/d.wav"
+expect_rc 1 "random" -- t2w --models "$TMP/kit" -o "$TMP/d.wav"
+expect_rc 1 "flow-steps|n_timesteps" -- t2w --models "$TMP/kit" --random 5 --flow-steps 7 -o "$TMP/d.wav"
+expect_rc 1 "device|Device|CPU" -- t2w --models "$TMP/kit" --random 5 --device-t2m NOPE0 -o "$TMP/d.wav"
+mkdir -p "$TMP/broken"
+cp "$TMP/kit/token2wav-gguf/"*.gguf "$TMP/broken/"
+echo garbage > "$TMP/broken/hifigan2.gguf"
+expect_rc 1 "hifigan2.gguf" -- t2w --models "$TMP/broken" --random 5 -o "$TMP/d.wav"
+expect_rc 1 "encoder.gguf" -- t2w --models "$TMP/nowhere" --random 5 -o "$TMP/d.wav"
+finish

@@ -1,0 +1,141 @@
+// Golden comparison (label `slow`): our Token2Wav on the seeded full-shape twin vs what
+// the reference runtime produced (shared/golden/minicpmo45-t2w/). Needs the twin:
+//   GGUF_PY=.deps/llama.cpp-v0.4.0/gguf-py /usr/bin/python3 ../shared/tools/t2w_twin.py .cache/t2w-golden-twin
+// (or RTF_T2W_GOLDEN_TWIN=<dir>). Skips when the twin is absent.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/wav.h"
+#include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-stream.h"
+
+namespace fs = std::filesystem;
+using namespace rtf::t2w;
+
+namespace {
+std::string golden_dir() { return std::string(RTF_SHARED_DIR) + "/golden/minicpmo45-t2w"; }
+std::string twin_dir() {
+    if (const char *e = std::getenv("RTF_T2W_GOLDEN_TWIN")) return e;
+    return std::string(RTF_TEST_DATA_DIR) + "/../../.cache/t2w-golden-twin";
+}
+std::vector<int32_t> read_tokens(const std::string &path) {
+    std::ifstream f(path);
+    std::vector<int32_t> v;
+    int32_t x;
+    while (f >> x) v.push_back(x);
+    return v;
+}
+std::vector<float> read_f32(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(f)), {});
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), v.size() * 4);
+    return v;
+}
+std::string find_dump(const std::string &prefix, int64_t call) {
+    char p[32];
+    std::snprintf(p, sizeof p, "%s_%03lld_", prefix.c_str(), static_cast<long long>(call));
+    for (auto &e : fs::directory_iterator(golden_dir() + "/intermediate")) {
+        if (e.path().filename().string().rfind(p, 0) == 0) return e.path().string();
+    }
+    return {};
+}
+double snr_db(const std::vector<float> &ref, const std::vector<float> &x) {
+    double s = 0, n = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const double d = (i < x.size() ? x[i] : 0.0) - ref[i];
+        s += static_cast<double>(ref[i]) * ref[i];
+        n += d * d;
+    }
+    return 10.0 * std::log10(s / std::max(n, 1e-30));
+}
+std::vector<float> quantise16(const std::vector<float> &x) {
+    std::vector<float> q(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const float c = std::max(-1.0f, std::min(1.0f, x[i]));
+        q[i] = static_cast<float>(static_cast<int16_t>(c * 32767.0f)) / 32768.0f;
+    }
+    return q;
+}
+
+class Golden : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!fs::exists(twin_dir() + "/encoder.gguf")) GTEST_SKIP() << "golden twin not generated at " << twin_dir();
+        if (!model) model = T2wModel::load(twin_dir());
+        tokens = read_tokens(golden_dir() + "/tokens.txt");
+        ref = rtf::read_wav(golden_dir() + "/reference.wav").mono();
+    }
+    static std::unique_ptr<T2wModel> model;
+    std::vector<int32_t> tokens;
+    std::vector<float> ref;
+    T2wConfig cfg() {
+        T2wConfig c;
+        c.leading_silence = 0;  // token2wav-example's windowing
+        return c;
+    }
+};
+std::unique_ptr<T2wModel> Golden::model;
+}  // namespace
+
+// Vocoder alone: feed the reference's token2mel outputs, compare the audio.
+TEST_F(Golden, VocoderOnReferenceMel) {
+    T2wStream st(*model, cfg());
+    WindowTap tap;
+    tap.override_mel = [](int64_t call, std::vector<float> &mel) {
+        const auto path = find_dump("t2m_out", call);
+        ASSERT_FALSE(path.empty());
+        std::vector<float> r = read_f32(path);
+        const size_t T = r.size() / 80, Tm = mel.size() / 80;
+        std::vector<float> c(80 * Tm);
+        for (size_t ch = 0; ch < 80; ++ch)
+            for (size_t t = 0; t < Tm; ++t) c[ch * Tm + t] = r[ch * T + t];  // crop like token2mel does
+        mel = c;
+    };
+    st.set_tap(tap);
+    auto pcm = st.push(tokens, true);
+    ASSERT_EQ(pcm.size(), ref.size());
+    const double snr = snr_db(ref, quantise16(pcm));
+    std::printf("vocoder-on-reference-mel SNR = %.2f dB\n", snr);
+    EXPECT_GE(snr, 60.0);
+}
+
+// token2mel vs the t2m_out dumps, vocoder input vs voc_in dumps, audio vs reference.wav.
+TEST_F(Golden, StreamMatchesReference) {
+    T2wStream st(*model, cfg());
+    WindowTap tap;
+    tap.t2m_out = [](int64_t call, const std::vector<float> &mel, int T) {
+        std::vector<float> r = read_f32(find_dump("t2m_out", call));
+        const size_t Tr = r.size() / 80;
+        std::vector<float> rc, mc;
+        for (size_t ch = 0; ch < 80; ++ch)
+            for (int t = 0; t < T && static_cast<size_t>(t) < Tr; ++t) {
+                rc.push_back(r[ch * Tr + t]);
+                mc.push_back(mel[ch * T + t]);
+            }
+        const double snr = snr_db(rc, mc);
+        std::printf("call %lld: t2m_out SNR = %.2f dB (T=%d, ref T=%zu)\n", static_cast<long long>(call), snr, T, Tr);
+        EXPECT_GE(snr, 60.0);
+    };
+    tap.voc_in = [](int64_t call, const std::vector<float> &mel_in, int) {
+        std::vector<float> r = read_f32(find_dump("voc_in", call));
+        EXPECT_EQ(r.size(), mel_in.size());
+        const double snr = snr_db(r, mel_in);
+        std::printf("call %lld: voc_in SNR = %.2f dB\n", static_cast<long long>(call), snr);
+    };
+    st.set_tap(tap);
+    std::vector<WindowRecord> recs;
+    auto pcm = st.push(tokens, true, &recs);
+    ASSERT_EQ(recs.size(), 4u);
+    ASSERT_EQ(pcm.size(), ref.size());
+    const double snr = snr_db(ref, quantise16(pcm));
+    std::printf("golden SNR vs reference.wav = %.2f dB\n", snr);
+    for (auto &r : recs) std::printf("  call %lld tokens %d final %d t2m %.1f ms voc %.1f ms\n", (long long)r.call, r.n_tokens, r.final, r.times.t2m.total_ms, r.times.voc.total_ms);
+    EXPECT_GE(snr, 60.0);
+}

@@ -1,0 +1,383 @@
+// Unit tests of the Token2Wav engine on tiny random weights (label `unit`): graph ops
+// against plain loops, the host DSP kernels, and the streaming contract on a tiny kit.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include <ggml-alloc.h>
+#include <ggml-backend.h>
+
+#include "core/error.h"
+#include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-ops.h"
+#include "models/t2w/t2w-stream.h"
+#include "tiny-kit.h"
+
+namespace fs = std::filesystem;
+using namespace rtf::t2w;
+
+namespace {
+
+std::vector<float> randv(size_t n, unsigned seed, float s = 1.0f) {
+    std::mt19937 r(seed);
+    std::normal_distribution<float> d(0, s);
+    std::vector<float> v(n);
+    for (auto &x : v) x = d(r);
+    return v;
+}
+
+// Runs a one-op graph on the CPU backend: inputs are filled from `data`, returns output.
+struct MiniGraph {
+    ggml_context *ctx;
+    std::vector<std::pair<ggml_tensor *, std::vector<float>>> ins;
+    MiniGraph() {
+        ggml_init_params p{64 * 1024 * 1024, nullptr, true};
+        ctx = ggml_init(p);
+    }
+    ~MiniGraph() { ggml_free(ctx); }
+    ggml_tensor *in(std::vector<int64_t> ne, std::vector<float> data) {
+        ggml_tensor *t = ggml_new_tensor(ctx, GGML_TYPE_F32, static_cast<int>(ne.size()), ne.data());
+        ggml_set_input(t);
+        ins.push_back({t, std::move(data)});
+        return t;
+    }
+    std::vector<float> run(ggml_tensor *out) {
+        ggml_backend_t be = ggml_backend_dev_init(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU), nullptr);
+        ggml_cgraph *gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, out);
+        ggml_gallocr_t a = ggml_gallocr_new(ggml_backend_get_default_buffer_type(be));
+        EXPECT_TRUE(ggml_gallocr_alloc_graph(a, gf));
+        for (auto &[t, d] : ins) ggml_backend_tensor_set(t, d.data(), 0, d.size() * sizeof(float));
+        ggml_backend_graph_compute(be, gf);
+        std::vector<float> r(static_cast<size_t>(ggml_nelements(out)));
+        ggml_backend_tensor_get(out, r.data(), 0, r.size() * sizeof(float));
+        ggml_gallocr_free(a);
+        ggml_backend_free(be);
+        return r;
+    }
+};
+
+void expect_close(const std::vector<float> &a, const std::vector<float> &b, float tol) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], tol) << "at " << i;
+}
+
+}  // namespace
+
+// conv over a channel-fastest input, valid padding, dilation 2, batch 2
+TEST(T2wOps, Conv1dChannelFastest) {
+    const int K = 3, Cin = 5, Cout = 4, T = 11, B = 2, dil = 2;
+    auto w = randv(K * Cin * Cout, 1), b = randv(Cout, 2), x = randv(Cin * T * B, 3);
+    MiniGraph g;
+    auto *y = ops::conv1d_ct(g.ctx, g.in({Cin, T, B}, x), g.in({K, Cin, Cout}, w), g.in({Cout}, b), dil);
+    auto got = g.run(y);
+    const int To = T - (K - 1) * dil;
+    std::vector<float> ref(static_cast<size_t>(Cout * To * B));
+    for (int bb = 0; bb < B; ++bb)
+        for (int t = 0; t < To; ++t)
+            for (int co = 0; co < Cout; ++co) {
+                double s = b[co];
+                for (int ci = 0; ci < Cin; ++ci)
+                    for (int k = 0; k < K; ++k) s += w[(co * Cin + ci) * K + k] * x[(bb * T + t + k * dil) * Cin + ci];
+                ref[(bb * To + t) * Cout + co] = static_cast<float>(s);
+            }
+    expect_close(got, ref, 1e-4f);
+}
+
+// conv over a time-fastest input with zero padding, stride and dilation
+TEST(T2wOps, Conv1dTimeFastest) {
+    for (auto [K, stride, pad, dil] : std::vector<std::array<int, 4>>{{7, 1, 3, 1}, {3, 1, 3, 3}, {30, 15, 7, 1}, {6, 3, 1, 1}}) {
+        const int Cin = 3, Cout = 4, T = 61;
+        auto w = randv(K * Cin * Cout, 4), b = randv(Cout, 5), x = randv(T * Cin, 6);
+        MiniGraph g;
+        auto got = g.run(ops::conv1d_tc(g.ctx, g.in({T, Cin}, x), g.in({K, Cin, Cout}, w), g.in({Cout}, b), stride, pad, dil));
+        const int To = (T + 2 * pad - dil * (K - 1) - 1) / stride + 1;
+        std::vector<float> ref(static_cast<size_t>(To * Cout));
+        for (int co = 0; co < Cout; ++co)
+            for (int t = 0; t < To; ++t) {
+                double s = b[co];
+                for (int ci = 0; ci < Cin; ++ci)
+                    for (int k = 0; k < K; ++k) {
+                        const int ti = t * stride - pad + k * dil;
+                        if (ti >= 0 && ti < T) s += w[(co * Cin + ci) * K + k] * x[ci * T + ti];
+                    }
+                ref[co * To + t] = static_cast<float>(s);
+            }
+        expect_close(got, ref, 1e-4f);
+    }
+}
+
+// Plain-loop transposed conv (stride s, `pad` removed at both ends) of a [T, Cin] input.
+std::vector<float> ref_transposed_conv(const std::vector<float> &w, const std::vector<float> &b, const std::vector<float> &x, int K,
+                                       int stride, int pad, int Cin, int Cout, int T) {
+    const int Tf = (T - 1) * stride + K, To = Tf - 2 * pad;
+    std::vector<double> full(static_cast<size_t>(Tf * Cout), 0.0);
+    for (int ci = 0; ci < Cin; ++ci)
+        for (int co = 0; co < Cout; ++co)
+            for (int t = 0; t < T; ++t)
+                for (int k = 0; k < K; ++k) full[co * Tf + t * stride + k] += w[(ci * Cout + co) * K + k] * x[ci * T + t];
+    std::vector<float> ref(static_cast<size_t>(To * Cout));
+    for (int co = 0; co < Cout; ++co)
+        for (int t = 0; t < To; ++t) ref[co * To + t] = static_cast<float>(full[co * Tf + t + pad] + b[co]);
+    return ref;
+}
+
+TEST(T2wOps, TransposedConv) {
+    const int K = 11, stride = 5, pad = 3, Cin = 4, Cout = 3, T = 9;
+    auto w = randv(K * Cout * Cin, 7), b = randv(Cout, 8), x = randv(T * Cin, 9);
+    MiniGraph g;
+    auto got = g.run(ops::conv_transpose1d_tc(g.ctx, g.in({T, Cin}, x), g.in({K, Cout, Cin}, w), g.in({Cout}, b), stride, pad));
+    ASSERT_EQ(got.size(), static_cast<size_t>(T * stride * Cout));
+    expect_close(got, ref_transposed_conv(w, b, x, K, stride, pad, Cin, Cout, T), 1e-4f);
+}
+
+// The GEMM + overlap-add formulation on a packed kernel, for the HiFT shapes (K, s, pad) =
+// (16, 8, 4), (11, 5, 3), (7, 3, 2): K a multiple of s, and not.
+TEST(T2wOps, TransposedConvPacked) {
+    for (auto [K, stride, pad] : std::vector<std::array<int, 3>>{{16, 8, 4}, {11, 5, 3}, {7, 3, 2}}) {
+        const int Cin = 32, Cout = 5, T = 13;
+        auto w = randv(K * Cout * Cin, 17), b = randv(Cout, 18), x = randv(T * Cin, 19);
+        const auto wp = ops::pack_transposed_kernel(w, K, Cout, Cin, stride);
+        MiniGraph g;
+        auto got = g.run(ops::conv_transpose1d_tc_packed(g.ctx, g.in({T, Cin}, x), g.in({Cin, static_cast<int64_t>(wp.size()) / Cin}, wp),
+                                                         K, Cout, stride, pad, g.in({Cout}, b)));
+        ASSERT_EQ(got.size(), static_cast<size_t>(((T - 1) * stride + K - 2 * pad) * Cout)) << "K=" << K;
+        expect_close(got, ref_transposed_conv(w, b, x, K, stride, pad, Cin, Cout, T), 1e-4f);
+    }
+}
+
+// Snake as one custom op: bit-identical to the op chain, and to the formula.
+TEST(T2wOps, SnakeFusedMatchesChain) {
+    const int T = 37, C = 6;
+    auto x = randv(T * C, 20, 2.0f), a = randv(C, 21);
+    for (auto &v : a) v = std::fabs(v) + 0.05f;
+    MiniGraph g1, g2;
+    auto chain = g1.run(ops::snake(g1.ctx, g1.in({T, C}, x), g1.in({C}, a)));
+    auto fused = g2.run(ops::snake_fused(g2.ctx, g2.in({T, C}, x), g2.in({C}, a)));
+    ASSERT_EQ(chain, fused);
+    for (int c = 0; c < C; ++c)
+        for (int t = 0; t < T; ++t) {
+            const double xv = x[c * T + t], s = std::sin(a[c] * xv);
+            ASSERT_NEAR(fused[c * T + t], xv + s * s / (a[c] + 1e-9), 1e-4) << c << "," << t;
+        }
+}
+
+TEST(T2wDsp, IstftInvertsStft) {
+    const int n = 480 * 3;
+    auto x = randv(n, 10, 0.2f);
+    auto spec = dsp::stft16(x);
+    const int64_t F = n / 4 + 1;
+    ASSERT_EQ(spec.size(), static_cast<size_t>(F * 18));
+    auto y = dsp::istft16(spec.data(), spec.data() + 9 * F, F, 10.0f);
+    ASSERT_EQ(y.size(), static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) ASSERT_NEAR(y[i], x[i], 1e-5f) << i;
+    // clamp
+    std::vector<float> big(n, 2.0f);
+    auto sb = dsp::stft16(big);
+    auto yb = dsp::istft16(sb.data(), sb.data() + 9 * F, F, 0.99f);
+    for (float v : yb) ASSERT_LE(std::fabs(v), 0.99f);
+}
+
+TEST(T2wDsp, RelPosTableAndHamming) {
+    const int d = 8, S = 5;
+    auto pe = dsp::rel_pos_table(d, S);
+    ASSERT_EQ(pe.size(), static_cast<size_t>((2 * S - 1) * d));
+    for (int r = 0; r < 2 * S - 1; ++r) {
+        const int p = S - 1 - r;
+        for (int k = 0; k < d / 2; ++k) {
+            const double w = std::pow(10000.0, -2.0 * k / d);
+            EXPECT_NEAR(pe[r * d + 2 * k], std::sin(p * w), 1e-5);
+            EXPECT_NEAR(pe[r * d + 2 * k + 1], std::cos(p * w), 1e-5);
+        }
+    }
+    auto h = dsp::hamming(7680);
+    EXPECT_NEAR(h[0], 0.08f, 1e-6f);
+    EXPECT_NEAR(h[7679], 0.08f, 1e-6f);
+    EXPECT_NEAR(h[3839] + h[3840], 2.0f, 1e-3f);
+}
+
+TEST(T2wDsp, HarmonicSourceSilentBelowThreshold) {
+    std::vector<float> f0 = {0.0f, 5.0f, 200.0f, 200.0f};
+    std::vector<float> wh(9, 0.5f);
+    auto s = dsp::harmonic_source(f0, wh, 0.0f);
+    ASSERT_EQ(s.size(), 4u * 480);
+    for (int i = 0; i < 960; ++i) ASSERT_EQ(s[i], 0.0f);  // unvoiced frames (f0 <= 10)
+    double e = 0;
+    for (int i = 960; i < 1920; ++i) e += s[i] * s[i];
+    EXPECT_GT(e, 1.0);
+    // first harmonic at 200 Hz: 120 samples per period -> sign changes every ~60 samples
+}
+
+// ---------------- streaming on a tiny kit
+class TinyKit : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir = (fs::temp_directory_path() / ("rtf-t2w-tiny-" + std::to_string(::getpid()))).string();
+        test::write_tiny_kit(dir);
+        model = T2wModel::load(dir);
+    }
+    // one thread each: the tiny graphs are dominated by per-node thread sync otherwise
+    static T2wConfig base() {
+        T2wConfig c;
+        c.threads_t2m = 1;
+        c.threads_voc = 1;
+        return c;
+    }
+    static void TearDownTestSuite() {
+        model.reset();
+        fs::remove_all(dir);
+    }
+    static std::string dir;
+    static std::unique_ptr<T2wModel> model;
+    static std::vector<int32_t> tokens(int n, unsigned seed) {
+        std::mt19937 r(seed);
+        std::vector<int32_t> v(static_cast<size_t>(n));
+        for (auto &x : v) x = static_cast<int32_t>(r() % 6561);
+        return v;
+    }
+};
+std::string TinyKit::dir;
+std::unique_ptr<T2wModel> TinyKit::model;
+
+TEST_F(TinyKit, DimsInferredFromTensors) {
+    EXPECT_EQ(model->enc_dims().d_model, 32);
+    EXPECT_EQ(model->enc_dims().n_token_layers, 2);
+    EXPECT_EQ(model->enc_dims().n_mel_layers, 1);
+    EXPECT_EQ(model->dit_dims().depth, 2);
+    EXPECT_EQ(model->dit_dims().n_heads, 2);
+    EXPECT_EQ(model->prompt().n_timesteps, 2);
+    EXPECT_EQ(model->prompt().att_len, 60);
+    EXPECT_EQ(model->hift_dims().channels, (std::vector<int>{8, 4, 2}));
+}
+
+// Window lengths (spec §3.2): first 20160, steady 24000, final 480·(8+2n).
+TEST_F(TinyKit, StreamedEqualsOneShot) {
+    T2wConfig cfg = base();
+    const auto toks = tokens(60, 3);  // + 3 silence = 63: windows 28, 28, final 13
+    T2wStream one(*model, cfg);
+    std::vector<WindowRecord> recs;
+    auto a = one.push(toks, true, &recs);
+    ASSERT_EQ(recs.size(), 3u);
+    EXPECT_EQ(recs[0].samples, 20160);
+    EXPECT_EQ(recs[1].samples, 24000);
+    EXPECT_EQ(recs[2].samples, 480 * (8 + 2 * 13));
+    EXPECT_TRUE(recs[2].final);
+    T2wStream st(*model, cfg);
+    std::vector<float> b;
+    std::mt19937 r(5);
+    size_t i = 0;
+    while (i < toks.size()) {
+        const size_t n = std::min(toks.size() - i, static_cast<size_t>(1 + r() % 9));
+        auto pcm = st.push({toks.begin() + static_cast<long>(i), toks.begin() + static_cast<long>(i + n)}, false);
+        b.insert(b.end(), pcm.begin(), pcm.end());
+        i += n;
+    }
+    auto tail = st.push({}, true);
+    b.insert(b.end(), tail.begin(), tail.end());
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], b[k], 1e-6f) << k;
+    // audio sanity: finite, not constant, seams no larger than steps inside windows
+    double max_step = 0, max_seam = 0;
+    std::vector<size_t> seams;
+    size_t acc = 0;
+    for (auto &w : recs) seams.push_back(acc += static_cast<size_t>(w.samples));
+    float lo = a[0], hi = a[0];
+    for (size_t k = 1; k < a.size(); ++k) {
+        ASSERT_TRUE(std::isfinite(a[k]));
+        lo = std::min(lo, a[k]);
+        hi = std::max(hi, a[k]);
+        const double s = std::fabs(a[k] - a[k - 1]);
+        if (std::find(seams.begin(), seams.end(), k) != seams.end()) max_seam = std::max(max_seam, s);
+        else max_step = std::max(max_step, s);
+    }
+    EXPECT_GT(hi - lo, 1e-3f);
+    EXPECT_LE(max_seam, max_step);
+}
+
+TEST_F(TinyKit, ResetReproducesAndCfgMatters) {
+    T2wConfig cfg = base();
+    cfg.leading_silence = 0;
+    const auto toks = tokens(30, 4);
+    T2wStream st(*model, cfg);
+    auto a = st.push(toks, true);
+    st.reset();
+    auto b = st.push(toks, true);
+    ASSERT_EQ(a, b);
+    cfg.cfg = false;
+    T2wStream nc(*model, cfg);
+    auto c = nc.push(toks, true);
+    ASSERT_EQ(a.size(), c.size());
+    EXPECT_NE(a, c);
+}
+
+// Two CFG-branch lanes on two threads compute exactly what one thread computes.
+TEST_F(TinyKit, TwoLanesEqualOneThread) {
+    T2wConfig one = base(), two = base();
+    two.threads_t2m = 2;
+    const auto toks = tokens(40, 6);
+    T2wStream a(*model, one), b(*model, two);
+    auto pa = a.push(toks, true);
+    auto pb = b.push(toks, true);
+    ASSERT_FALSE(pa.empty());
+    EXPECT_EQ(pa, pb);
+}
+
+TEST_F(TinyKit, BadInputsAreUsageErrors) {
+    T2wConfig cfg = base();
+    T2wStream st(*model, cfg);
+    try {
+        st.push({1, 2, 6561}, false);
+        FAIL() << "no error for token 6561";
+    } catch (const rtf::Error &e) {
+        EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage);
+        EXPECT_NE(std::string(e.what()).find("6561"), std::string::npos);
+    }
+    EXPECT_EQ(st.buffered_tokens(), 3u);  // nothing buffered by the failed call
+    cfg.flow_steps = 3;
+    EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
+    cfg.flow_steps = 0;
+    cfg.threads_t2m = 0;
+    EXPECT_THROW(cfg.validate(), rtf::Error);
+}
+
+TEST_F(TinyKit, MalformedOrMismatchingFilesAreUsageErrors) {
+    const std::string bad = dir + "-bad";
+    fs::create_directories(bad);
+    for (auto &e : fs::directory_iterator(dir)) fs::copy_file(e.path(), bad + "/" + e.path().filename().string(), fs::copy_options::overwrite_existing);
+    auto expect_usage = [&](const char *what) {
+        try {
+            T2wModel::load(bad);
+            ADD_FAILURE() << "no error for " << what;
+        } catch (const rtf::Error &e) {
+            EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage) << what;
+        }
+    };
+    {  // garbage
+        std::ofstream(bad + "/hifigan2.gguf") << "not a gguf file at all";
+    }
+    expect_usage("garbage hifigan2.gguf");
+    fs::copy_file(dir + "/hifigan2.gguf", bad + "/hifigan2.gguf", fs::copy_options::overwrite_existing);
+    {  // truncated
+        fs::resize_file(bad + "/flow_matching.gguf", fs::file_size(bad + "/flow_matching.gguf") / 2);
+    }
+    expect_usage("truncated flow_matching.gguf");
+    fs::copy_file(dir + "/flow_matching.gguf", bad + "/flow_matching.gguf", fs::copy_options::overwrite_existing);
+    {  // mismatching: a prompt cache written for another model width
+        test::TinyKitDims k;
+        k.d = 16;
+        test::write_tiny_kit(bad + "/other", k, 9);
+        fs::copy_file(bad + "/other/prompt_cache.gguf", bad + "/prompt_cache.gguf", fs::copy_options::overwrite_existing);
+    }
+    expect_usage("prompt cache of another width");
+    fs::remove(bad + "/encoder.gguf");
+    fs::remove_all(bad + "/other");
+    expect_usage("missing encoder.gguf");
+    fs::remove_all(bad);
+}
