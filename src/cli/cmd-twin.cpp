@@ -88,6 +88,7 @@ int run_twin(const TwinCliOptions &c) {
     if (c.enc_blocks) d.encoder.n_blocks = c.enc_blocks;
     if (c.enc_up_blocks) d.encoder.n_up_blocks = c.enc_up_blocks;
     if (c.dit_blocks) d.flow_matching.n_blocks = c.dit_blocks;
+    gguf::minicpmo45::derive_dependent_dims(d);
     // The projectors follow the LLM and TTS widths.
     d.tts.n_llm_embd = d.projector.n_in = d.llm.n_embd;
     d.projector.n_out = d.tts.n_embd;

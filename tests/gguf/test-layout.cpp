@@ -108,7 +108,12 @@ TEST(Layout, TinyKeepsToken2WavWidthsAndShrinksOnlyBlocks) {
     EXPECT_NE(fm.find("estimator.blocks.1.mlp.fc2.weight"), nullptr);
     EXPECT_EQ(fm.find("estimator.blocks.2.mlp.fc2.weight"), nullptr);
     EXPECT_EQ(hifigan2_layout(tiny.hift).data_bytes(), hifigan2_layout(full.hift).data_bytes());
-    EXPECT_EQ(prompt_cache_layout(tiny.prompt_cache).data_bytes(), prompt_cache_layout(full.prompt_cache).data_bytes());
+    // The prompt cache holds one slot per conformer layer and per (DiT block, Euler step),
+    // so it follows the shrunken block counts (the Token2Wav engine checks this).
+    const auto pc = prompt_cache_layout(tiny.prompt_cache);
+    EXPECT_EQ(get(pc, "prompt_cache.conformer_att_cache").ne[3], tiny.encoder.n_blocks + tiny.encoder.n_up_blocks);
+    EXPECT_EQ(get(pc, "prompt_cache.estimator_cnn_cache").ne[2], tiny.flow_matching.n_blocks * tiny.prompt_cache.n_steps);
+    EXPECT_LT(pc.data_bytes(), prompt_cache_layout(full.prompt_cache).data_bytes());
     EXPECT_EQ(flow_extra_layout(tiny.flow_extra).data_bytes(), flow_extra_layout(full.flow_extra).data_bytes());
     // Interface constants never shrink.
     EXPECT_EQ(get(llm_layout(tiny.llm, WeightType::f16), "output.weight").ne[1], kLlmVocab);

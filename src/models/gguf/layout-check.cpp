@@ -154,6 +154,15 @@ Dims infer_dims(const GgufFile &f, Role r) {
             d.prompt_cache.n_steps = key_or(f, "mtmd.prompt_cache.n_timesteps", d.prompt_cache.n_steps);
             d.prompt_cache.L = tensor_dim(f, "prompt_cache.conformer_att_cache", 1,
                                           tensor_dim(f, "prompt_cache.estimator_att_cache", 1, d.prompt_cache.L));
+            // The caches hold one slot per conformer layer and per (DiT block, Euler step):
+            // their sizes follow the encoder's and the DiT's block counts (twins shrink them).
+            d.prompt_cache.n_conf_layers =
+                tensor_dim(f, "prompt_cache.conformer_att_cache", 3, d.prompt_cache.n_conf_layers);
+            if (d.prompt_cache.n_steps > 0) {
+                int64_t slots = tensor_dim(f, "prompt_cache.estimator_cnn_cache", 2,
+                                           d.prompt_cache.n_dit_blocks * d.prompt_cache.n_steps);
+                if (slots % d.prompt_cache.n_steps == 0) d.prompt_cache.n_dit_blocks = slots / d.prompt_cache.n_steps;
+            }
             break;
         case Role::flow_extra:
         case Role::hifigan2: break;

@@ -177,7 +177,13 @@ Dims dims_for_scale(Scale s) {
     d.encoder.n_blocks = 1;
     d.encoder.n_up_blocks = 1;
     d.flow_matching.n_blocks = 2;
-    return d;  // HiFT, flow_extra and prompt_cache keep full shape
+    derive_dependent_dims(d);
+    return d;  // HiFT and flow_extra keep full shape; prompt_cache follows the block counts
+}
+
+void derive_dependent_dims(Dims &d) {
+    d.prompt_cache.n_conf_layers = d.encoder.n_blocks + d.encoder.n_up_blocks;
+    d.prompt_cache.n_dit_blocks = d.flow_matching.n_blocks;
 }
 
 std::string file_name(Role r, WeightType t) {

@@ -86,6 +86,10 @@ enum class Scale { tiny, cpu, full };
 const char *scale_name(Scale s) noexcept;
 Scale parse_scale(const std::string &text, const std::string &what);
 Dims dims_for_scale(Scale s);
+// Sets the dims that follow others: the prompt cache holds one slot per conformer layer
+// (encoder blocks + up blocks) and per DiT block (x Euler steps). Call after overriding
+// block counts.
+void derive_dependent_dims(Dims &d);
 
 // File names of a kit (spec §1.1), relative to the kit directory.
 std::string file_name(Role r, WeightType t);

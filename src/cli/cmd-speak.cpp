@@ -1,0 +1,60 @@
+// rtf speak: one utterance through the speak path (LLM -> TTS -> Token2Wav), streamed to a
+// WAV file or stdout, with the live progress line and every DESIGN.md metric.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/speak-options.h"
+#include "cli/speak-run.h"
+#include "core/error.h"
+
+namespace rtf::cli {
+
+namespace {
+
+struct SpeakCmd {
+    SpeakOptions opts;
+    SpeakOutputs out;
+    bool quiet = false;
+};
+
+int run_speak(SpeakCmd &c) {
+    auto cfg = make_speak_config(c.opts);
+    c.out.progress = !c.quiet;
+    if (c.out.wav_path.empty()) throw_usage("-o/--output: give a WAV path, or '-' for raw PCM on stdout");
+    std::ostream &info = c.out.wav_path == "-" || c.out.json_path == "-" ? std::cerr : std::cout;
+    if (!c.quiet) info << "loading kit " << cfg.models_dir << " ...\n";
+    auto engines = speak::load_engines(cfg);
+    if (!c.quiet && engines->kit.is_twin) {
+        info << "note: this kit is a twin (random weights): its timings are real, its audio is noise\n";
+    }
+    bool interrupted = false;
+    auto r = run_speak_cli(*engines, cfg, c.out, interrupted);
+    if (!c.quiet) print_speak_summary(r, c.out, info);
+    return interrupted ? 3 : 0;
+}
+
+void add_speak_command(CLI::App &app, Action &action) {
+    auto c = std::make_shared<SpeakCmd>();
+    auto *sub = app.add_subcommand(
+        "speak", "Speak one utterance through the speak path (LLM -> TTS -> Token2Wav) and measure it.\n"
+                 "Example: rtf speak --models KIT -p \"Tell me a story\" --max-audio-s 10 -o out.wav --json r.json");
+    add_speak_options(sub, c->opts);
+    sub->add_option("-o,--output", c->out.wav_path,
+                    "Output WAV (24 kHz mono, 16-bit; valid even if interrupted), or '-' for raw PCM "
+                    "(s16le, 24 kHz mono) on stdout as chunks arrive")
+        ->required()->group("output");
+    sub->add_option("--json", c->out.json_path, "Write the result (config, metrics, per-chunk records) as JSON "
+                                                "to FILE ('-' = stdout)")
+        ->group("output");
+    sub->add_option("--trace", c->out.trace_path, "Write a Chrome trace / Perfetto JSON timeline to FILE")
+        ->group("output");
+    sub->add_flag("-q,--quiet", c->quiet, "No progress line and no summary")->group("output");
+    sub->callback([&action, c] { action = [c] { return run_speak(*c); }; });
+}
+
+}  // namespace
+
+RTF_COMMAND(20, add_speak_command);
+
+}  // namespace rtf::cli

@@ -1,0 +1,115 @@
+#include "cli/speak-run.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli-util.h"
+#include "core/error.h"
+#include "core/wav.h"
+#include "pipeline/cancel.h"
+#include "profile/trace.h"
+
+namespace rtf::cli {
+
+namespace {
+
+std::string fmt(double v, int prec = 3) {
+    if (!std::isfinite(v)) return "n/a";
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(prec) << v;
+    return s.str();
+}
+
+void write_raw_s16(const std::vector<float> &pcm) {
+    std::vector<int16_t> buf(pcm.size());
+    for (size_t i = 0; i < pcm.size(); ++i) {
+        float v = std::isfinite(pcm[i]) ? std::max(-1.0f, std::min(1.0f, pcm[i])) : 0.0f;
+        buf[i] = static_cast<int16_t>(v * 32767.0f);
+    }
+    std::fwrite(buf.data(), sizeof(int16_t), buf.size(), stdout);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg, const SpeakOutputs &out,
+                                 bool &interrupted) {
+    std::unique_ptr<WavWriter> wav;
+    if (!out.wav_path.empty() && out.wav_path != "-") wav = std::make_unique<WavWriter>(out.wav_path, 24000);
+    pipe::CancelToken cancel;
+    pipe::SigintGuard guard(cancel);
+    cfg.pipeline.cancel = &cancel;
+
+    auto t0 = std::chrono::steady_clock::now();
+    double audio_s = 0, first_ms = -1;
+    int64_t chunks = 0;
+    auto sink = [&](const pipe::Item &c) {
+        if (wav) wav->write(c.pcm);
+        if (out.wav_path == "-") write_raw_s16(c.pcm);
+        double now = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (first_ms < 0) first_ms = now;
+        ++chunks;
+        audio_s += static_cast<double>(c.pcm.size()) / 24000.0;
+        if (out.progress) {
+            std::fprintf(stderr, "\r  chunks %lld  audio %.2f s  RTF so far %.3f  first audio %.0f ms   ",
+                         static_cast<long long>(chunks), audio_s, audio_s > 0 ? now / 1000.0 / audio_s : 0.0,
+                         first_ms);
+            std::fflush(stderr);
+        }
+    };
+    speak::SpeakResult r;
+    try {
+        r = speak::speak(engines, cfg, sink);
+    } catch (...) {
+        if (out.progress) std::fprintf(stderr, "\n");
+        if (wav) wav->close();
+        if (wav && audio_s > 0) {
+            std::fprintf(stderr, "rtf: %s keeps the %.2f s of audio made before the failure\n", out.wav_path.c_str(),
+                         audio_s);
+        }
+        throw;
+    }
+    if (out.progress) std::fprintf(stderr, "\n");
+    if (wav) wav->close();
+    interrupted = r.run.cancelled;
+    if (!out.json_path.empty()) write_json(speak::to_json(r), out.json_path);
+    if (!out.trace_path.empty()) {
+        prof::write_trace_file(prof::chrome_trace(r.run.record, &r.run.metrics.starvation), out.trace_path);
+    }
+    return r;
+}
+
+void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, std::ostream &os) {
+    const auto &m = r.run.metrics;
+    os << (r.run.cancelled ? "interrupted (Ctrl-C): partial result\n" : "");
+    os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks ("
+       << r.audio_codes.size() << " audio tokens, " << r.text_tokens.size() << " text tokens, LLM stop: "
+       << (r.llm_stop.empty() ? "-" : r.llm_stop) << ")\n";
+    os << "rtf       " << fmt(m.rtf) << "   (xRT " << fmt(m.xrt, 2) << ")   rtf_steady " << fmt(m.rtf_steady)
+       << "   first_audio_ms " << fmt(m.first_audio_ms, 0) << "\n";
+    os << "starvation " << m.starvation.count << " gaps, " << fmt(m.starvation.total_ms, 0) << " ms\n";
+    os << "stages    ";
+    for (const auto &s : m.stages) os << "rtf_stage." << s.name << " " << fmt(s.rtf_stage) << "   ";
+    os << "\n";
+    os << "bounds    overlap " << fmt(m.bound_overlap) << "   serial " << fmt(m.bound_serial)
+       << "   pipeline_efficiency " << fmt(m.pipeline_efficiency) << "   schedule " << pipe::to_string(r.run.schedule)
+       << "\n";
+    for (const auto &[name, s] : m.substages) {
+        os << "  " << std::left << std::setw(20) << name << " p50 " << fmt(s.p50, 1) << "  p95 " << fmt(s.p95, 1)
+           << "  max " << fmt(s.max, 1) << "  (n " << s.n << ")\n";
+    }
+    std::string b = speak::bottleneck_stage(r);
+    if (!b.empty()) {
+        os << "bottleneck " << b << ": it alone costs rtf_stage." << b << " = " << fmt(m.bound_overlap)
+           << " per second of audio; no schedule can beat that without making " << b << " faster\n";
+    }
+    if (!out.wav_path.empty() && out.wav_path != "-") os << "wav       " << out.wav_path << "\n";
+    if (!out.json_path.empty() && out.json_path != "-") os << "json      " << out.json_path << "\n";
+    if (!out.trace_path.empty()) os << "trace     " << out.trace_path << " (open in ui.perfetto.dev)\n";
+}
+
+}  // namespace rtf::cli

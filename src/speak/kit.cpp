@@ -1,0 +1,100 @@
+#include "speak/kit.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "models/gguf/layout-check.h"
+
+namespace rtf::speak {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The first file in `dir` whose name starts with `prefix` and ends in .gguf, skipping
+// names that contain `exclude` ("" = none).
+std::string find_gguf(const fs::path &dir, const std::string &prefix, const std::string &exclude) {
+    std::vector<std::string> hits;
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(dir, ec)) {
+        auto name = e.path().filename().string();
+        if (!e.is_regular_file() || name.rfind(prefix, 0) != 0 || e.path().extension() != ".gguf") continue;
+        if (!exclude.empty() && name.find(exclude) != std::string::npos) continue;
+        hits.push_back(e.path().string());
+    }
+    std::sort(hits.begin(), hits.end());
+    return hits.empty() ? std::string() : hits.front();
+}
+
+void require_file(const std::string &path, const std::string &dir, const std::string &what) {
+    if (path.empty() || !fs::is_regular_file(path)) {
+        throw_usage("kit " + dir + " has no " + what + (path.empty() ? "" : " (" + path + ")") +
+                    "; expected the reference layout (see `rtf twin --help`, or README \"Real model files\")");
+    }
+}
+
+}  // namespace
+
+nlohmann::json Kit::to_json() const {
+    return {{"dir", dir}, {"llm", llm}, {"tts", tts}, {"projector", projector}, {"token2wav", t2w_dir},
+            {"twin", is_twin}};
+}
+
+Kit resolve_kit(const std::string &dir, bool check_layouts) {
+    if (dir.empty()) throw_usage("--models: no kit directory given");
+    fs::path root(dir);
+    if (!fs::is_directory(root)) throw_usage("--models: " + dir + " is not a directory");
+    Kit k;
+    k.dir = dir;
+    fs::path manifest = root / "rtf-kit.json";
+    if (fs::is_regular_file(manifest)) {
+        std::ifstream in(manifest);
+        try {
+            k.twin = nlohmann::json::parse(in);
+        } catch (const std::exception &e) {
+            throw_usage(manifest.string() + " is not valid JSON: " + e.what());
+        }
+        k.is_twin = true;
+        if (k.twin.contains("files") && k.twin["files"].is_array()) {
+            for (const auto &f : k.twin["files"]) {
+                std::string role = f.value("role", ""), path = f.value("path", "");
+                if (path.empty()) continue;
+                std::string full = (root / path).string();
+                if (role == "llm") k.llm = full;
+                if (role == "tts") k.tts = full;
+                if (role == "projector") k.projector = full;
+                if (role == "encoder") k.t2w_dir = (root / path).parent_path().string();
+            }
+        }
+    }
+    if (k.llm.empty()) k.llm = find_gguf(root, "MiniCPM-o-4_5-", "");
+    if (k.tts.empty()) k.tts = find_gguf(root / "tts", "MiniCPM-o-4_5-tts-", "");
+    if (k.projector.empty()) k.projector = (root / "tts" / "MiniCPM-o-4_5-projector-F16.gguf").string();
+    if (k.t2w_dir.empty()) k.t2w_dir = (root / "token2wav-gguf").string();
+
+    require_file(k.llm, dir, "LLM GGUF (MiniCPM-o-4_5-<TYPE>.gguf)");
+    require_file(k.tts, dir, "TTS GGUF (tts/MiniCPM-o-4_5-tts-<TYPE>.gguf)");
+    require_file(k.projector, dir, "projector GGUF (tts/MiniCPM-o-4_5-projector-F16.gguf)");
+    for (const char *f : {"encoder", "flow_matching", "flow_extra", "hifigan2", "prompt_cache"}) {
+        require_file((fs::path(k.t2w_dir) / (std::string(f) + ".gguf")).string(), dir,
+                     std::string("token2wav-gguf/") + f + ".gguf");
+    }
+    if (check_layouts) {
+        using gguf::Role;
+        gguf::require_layout(k.llm, Role::llm);
+        gguf::require_layout(k.tts, Role::tts);
+        gguf::require_layout(k.projector, Role::projector);
+        const std::pair<const char *, Role> t2w[] = {{"encoder", Role::encoder},
+                                                     {"flow_matching", Role::flow_matching},
+                                                     {"flow_extra", Role::flow_extra},
+                                                     {"hifigan2", Role::hifigan2},
+                                                     {"prompt_cache", Role::prompt_cache}};
+        for (const auto &[f, role] : t2w) {
+            gguf::require_layout((fs::path(k.t2w_dir) / (std::string(f) + ".gguf")).string(), role);
+        }
+    }
+    return k;
+}
+
+}  // namespace rtf::speak

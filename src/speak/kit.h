@@ -1,0 +1,36 @@
+#pragma once
+// A kit: the directory holding one speak path's model files, in the reference runtime's
+// layout (spec §1.1), real or twin:
+//
+//   DIR/MiniCPM-o-4_5-<TYPE>.gguf                  LLM (qwen3)
+//   DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf          TTS (llama + extra tensors)
+//   DIR/tts/MiniCPM-o-4_5-projector-F16.gguf       projector
+//   DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf
+//   DIR/rtf-kit.json                               (twins only) what `rtf twin` wrote
+//
+// resolve_kit() finds the files (rtf-kit.json first, else by the reference's names) and
+// checks every one against its layout table (models/gguf), so a bad kit fails before any
+// weight is loaded, with the file and tensor named.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace rtf::speak {
+
+struct Kit {
+    std::string dir;
+    std::string llm;        // path of the LLM GGUF
+    std::string tts;        // path of the TTS GGUF
+    std::string projector;  // path of the projector GGUF
+    std::string t2w_dir;    // the token2wav-gguf directory
+    bool is_twin = false;   // rtf-kit.json present: random weights, noise audio
+    nlohmann::json twin;    // rtf-kit.json's content when is_twin
+
+    nlohmann::json to_json() const;
+};
+
+// Throws rtf::Error(Usage) naming the directory and the missing file, or the file and
+// tensor that do not match the layout. `check_layouts` = false skips the header checks.
+Kit resolve_kit(const std::string &dir, bool check_layouts = true);
+
+}  // namespace rtf::speak

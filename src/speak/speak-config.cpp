@@ -1,0 +1,41 @@
+#include "speak/speak-config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/topology.h"
+
+namespace rtf::speak {
+
+void SpeakConfig::validate() const {
+    if (models_dir.empty()) throw_usage("--models: a kit directory is required (make one with `rtf twin`)");
+    if (prompt.empty() == text.empty()) {
+        throw_usage(prompt.empty() ? "give the input with -p/--prompt, --text or --text-file"
+                                   : "-p/--prompt and --text/--text-file exclude each other; give one");
+    }
+    if (max_audio_s < 0) throw_usage("--max-audio-s: must be >= 0 (0 = no cap)");
+    if (llm.llm_step < 1) throw_usage("--llm-step: must be >= 1 (reference 10)");
+    if (llm.max_tokens < 0) throw_usage("--max-tokens: must be >= 0 (0 = no cap)");
+    tts.placement.validate("tts");
+    llm.placement.validate("llm");
+    t2w.validate();
+    pipeline.validate(3);
+}
+
+nlohmann::json SpeakConfig::to_json() const {
+    auto place = [](const StagePlacement &p) {
+        return nlohmann::json{{"cpus", format_pu_list(p.cpus)}, {"numa_node", p.numa_node}};
+    };
+    nlohmann::json j;
+    j["models_dir"] = models_dir;
+    j["input"] = prompt.empty() ? nlohmann::json{{"text", text}} : nlohmann::json{{"prompt", prompt}};
+    j["llm"] = llm.to_json();
+    j["tts"] = tts.to_json();
+    j["t2w"] = t2w.to_json();
+    j["pipeline"] = pipeline.to_json();
+    j["placement"] = {{"llm", place(place_llm)}, {"tts", place(place_tts)}, {"t2w", place(place_t2w)}};
+    j["max_audio_s"] = max_audio_s;
+    return j;
+}
+
+}  // namespace rtf::speak

@@ -1,0 +1,44 @@
+#pragma once
+// SpeakConfig — every knob of one speak-path run, in one struct (DESIGN.md "Knobs").
+// Each field is a flag of `rtf speak` / `rtf demo` and a key of the JSON result.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/lm/llm-engine.h"
+#include "models/lm/tts-engine.h"
+#include "models/t2w/t2w-config.h"
+#include "pipeline/pipeline.h"
+
+namespace rtf::speak {
+
+// Where a stage's worker thread runs (the engine's compute threads are in its own config).
+struct StagePlacement {
+    std::vector<int> cpus;  // OS CPU ids; empty = no binding
+    int numa_node = -1;     // -1 = none
+};
+
+struct SpeakConfig {
+    std::string models_dir;     // the kit (kit.h)
+    // Input: exactly one of prompt (the LLM answers it) or text (forced as the reply: the
+    // LLM only computes the hidden states the TTS conditions on; no sampling).
+    std::string prompt;
+    std::string text;
+
+    lm::LlmConfig llm;          // model_path filled from the kit
+    lm::TtsConfig tts;          // model_path / projector_path filled from the kit
+    t2w::T2wConfig t2w;
+    pipe::PipelineConfig pipeline;  // schedule, D1/D2, profiling, jitter buffer
+    StagePlacement place_llm, place_tts, place_t2w;
+
+    // Fixed work sizes for reproducible runs (twins rarely emit EOS):
+    double max_audio_s = 0;     // stop once this much audio (25 codes per second) is made; 0 = no cap
+    // (the LLM's reply length cap is llm.max_tokens)
+
+    // Throws rtf::Error(Usage) naming the flag.
+    void validate() const;
+    nlohmann::json to_json() const;
+};
+
+}  // namespace rtf::speak

@@ -1,0 +1,162 @@
+#include "speak/speak-stages.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "profile/profiler.h"
+
+namespace rtf::speak {
+
+namespace {
+constexpr int kCodesPerSecond = 25;  // MiniCPM-o 4.5: 25 audio tokens per second of audio
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Thrown from the TTS observer to end generation once the cap is reached; caught in
+// TtsStage::process. (The generator's turn is restarted by the next utterance.)
+struct CapReached {};
+}  // namespace
+
+// ---- LLM -------------------------------------------------------------------------------
+
+LlmStage::LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared)
+    : Stage(std::move(spec)), llm_(llm), text_mode_(text_mode), shared_(shared) {}
+
+void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
+    if (text_mode_) {
+        llm_.start_text(request.text);
+    } else {
+        llm_.start(request.text);
+    }
+    prof::record("llm.prefill_ms", llm_.timings().prefill_ms);
+    for (;;) {
+        auto before = llm_.timings();
+        lm::LlmStep step = llm_.next_step();
+        auto after = llm_.timings();
+        int n = after.n_decoded - before.n_decoded;
+        if (n > 0) {
+            prof::record("llm.ms_per_token", (after.decode_ms + after.sample_ms - before.decode_ms - before.sample_ms) / n);
+        }
+        bool stop = shared_.enough.load(std::memory_order_acquire);
+        shared_.text_tokens.insert(shared_.text_tokens.end(), step.token_ids.begin(), step.token_ids.end());
+        shared_.reply_text += step.text;
+        pipe::Item item;
+        item.text = std::move(step.text);
+        item.text_tokens = std::move(step.token_ids);
+        item.hidden = std::move(step.hidden);
+        item.n_embd = step.n_embd;
+        item.last = step.is_last || stop;
+        if (step.is_last) shared_.llm_stop = step.stop;
+        if (stop && !step.is_last) shared_.llm_stop = "audio_cap";
+        out.emit(std::move(item));
+        if (step.is_last || stop) break;
+    }
+}
+
+// ---- TTS -------------------------------------------------------------------------------
+
+TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared)
+    : Stage(std::move(spec)), tts_(tts), max_codes_(max_codes), shared_(shared) {
+    // Chunks leave the moment the generator completes them (mid TTS call), not when feed()
+    // returns: that is what makes the TTS -> T2W hand-off streaming.
+    lm::TtsObserver obs;
+    obs.on_chunk = [this](const lm::AudioChunk &c) { on_chunk(c); };
+    tts_.set_observer(std::move(obs));
+    tts_.begin_utterance();
+}
+
+void TtsStage::on_chunk(const lm::AudioChunk &c) {
+    if (done_) throw CapReached{};
+    pipe::Item item;
+    item.audio_tokens = c.codes;
+    item.last = c.is_final;
+    bool capped = false;
+    if (max_codes_ > 0 && n_codes_ + static_cast<int64_t>(item.audio_tokens.size()) >= max_codes_) {
+        item.audio_tokens.resize(static_cast<size_t>(max_codes_ - n_codes_));
+        item.last = capped = true;
+    }
+    n_codes_ += static_cast<int64_t>(item.audio_tokens.size());
+    shared_.audio_codes.insert(shared_.audio_codes.end(), item.audio_tokens.begin(), item.audio_tokens.end());
+    if (!item.audio_tokens.empty()) {
+        double t = now_ms();
+        prof::record("tts.ms_per_token", (t - t_last_chunk_) / static_cast<double>(item.audio_tokens.size()));
+        t_last_chunk_ = t;
+    }
+    item.audio_ms = 1000.0 * static_cast<double>(item.audio_tokens.size()) / kCodesPerSecond;
+    if (item.last) done_ = true;
+    out_->emit(std::move(item));
+    if (capped) {
+        shared_.enough.store(true, std::memory_order_release);
+        throw CapReached{};  // stop sampling: the work size is reached
+    }
+}
+
+void TtsStage::process(pipe::Item &&in, pipe::Emitter &out) {
+    if (done_) return;  // cap reached: the rest of the reply is not spoken
+    out_ = &out;
+    t_last_chunk_ = now_ms();
+    lm::TtsInput input;
+    input.ids = in.text_tokens;
+    input.hidden = in.hidden;
+    input.is_last = in.last;
+    try {
+        tts_.feed(input);  // chunks leave through on_chunk(); the returned copies are not needed
+    } catch (const CapReached &) {
+    }
+}
+
+void TtsStage::finish(pipe::Emitter &out) {
+    if (done_) return;
+    out_ = &out;
+    try {
+        tts_.finish();
+    } catch (const CapReached &) {
+    }
+    if (!done_) {  // the generator closed the turn without a final marker: send one
+        pipe::Item item;
+        item.last = true;
+        done_ = true;
+        out.emit(std::move(item));
+    }
+}
+
+// ---- Token2Wav -------------------------------------------------------------------------
+
+T2wStage::T2wStage(pipe::StageSpec spec, const t2w::T2wModel &model, const t2w::T2wConfig &cfg,
+                   SpeakShared &shared)
+    : Stage(std::move(spec)), stream_(model, cfg), shared_(shared) {}
+
+void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter &out) {
+    std::vector<t2w::WindowRecord> records;
+    std::vector<float> pcm = stream_.push(codes, final, &records);
+    // One output item per window, so every chunk has its own arrival time.
+    size_t off = 0;
+    for (const auto &r : records) {
+        prof::record("t2w.token2mel_ms", r.times.t2m.total_ms);
+        prof::record("t2w.vocoder_ms", r.times.voc.total_ms);
+        if (r.samples <= 0) continue;
+        pipe::Item item;
+        size_t n = std::min(static_cast<size_t>(r.samples), pcm.size() - off);
+        item.pcm.assign(pcm.begin() + static_cast<std::ptrdiff_t>(off), pcm.begin() + static_cast<std::ptrdiff_t>(off + n));
+        off += n;
+        item.sample_rate = 24000;
+        item.last = r.final;
+        ++shared_.t2w_windows;
+        out.emit(std::move(item));
+    }
+}
+
+void T2wStage::process(pipe::Item &&in, pipe::Emitter &out) {
+    if (final_seen_) return;
+    final_seen_ = in.last;
+    run(in.audio_tokens, in.last, out);
+}
+
+void T2wStage::finish(pipe::Emitter &out) {
+    if (!final_seen_) run({}, true, out);  // the upstream ended without a final flag
+    final_seen_ = true;
+}
+
+}  // namespace rtf::speak

@@ -1,0 +1,86 @@
+#pragma once
+// The speak path's three engines as pipeline stages (pipeline/stage.h):
+//
+//   LlmStage  (source)  request -> items of llm_step valid text tokens + their hidden rows
+//   TtsStage            text items -> items of 25 audio codes (1 s of audio), as soon as
+//                       each 25 are sampled (not at the end of a TTS call: streaming)
+//   T2wStage            code items -> one PCM item per Token2Wav window (24 kHz mono)
+//
+// The family's hand-off rules live here: the TTS's simplex grouping (25 codes, the
+// leftover at end of turn, then the final flag), the T2W windowing (inside T2wStream), and
+// the work-size cap (--max-audio-s): once the TTS has made enough codes it ends the turn
+// and tells the LLM to stop (SpeakShared::enough), so a run's work is fixed even on twins,
+// which rarely sample EOS.
+//
+// Sub-stage samples (profile/profiler.h, DESIGN.md names): llm.prefill_ms,
+// llm.ms_per_token, tts.ms_per_token, t2w.token2mel_ms, t2w.vocoder_ms.
+// Each stage runs on its own worker thread; SpeakShared's vectors are written by one
+// stage each and read only after run_pipeline() returned (joined).
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/lm/llm-engine.h"
+#include "models/lm/tts-engine.h"
+#include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-stream.h"
+#include "pipeline/stage.h"
+
+namespace rtf::speak {
+
+struct SpeakShared {
+    std::atomic<bool> enough{false};   // the audio cap is reached: the LLM stops
+    std::vector<int32_t> text_tokens;  // written by the LLM stage (valid tokens)
+    std::vector<int32_t> audio_codes;  // written by the TTS stage
+    std::string reply_text;            // written by the LLM stage
+    std::string llm_stop;              // why the LLM stopped
+    int64_t t2w_windows = 0;           // written by the T2W stage
+};
+
+class LlmStage : public pipe::Stage {
+public:
+    // `text_mode`: the request's text is forced as the reply (LlmEngine::start_text).
+    LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared);
+    void process(pipe::Item &&request, pipe::Emitter &out) override;
+
+private:
+    lm::LlmEngine &llm_;
+    bool text_mode_;
+    SpeakShared &shared_;
+};
+
+class TtsStage : public pipe::Stage {
+public:
+    // `max_codes`: cap on codes for the utterance (0 = none).
+    TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared);
+    void process(pipe::Item &&in, pipe::Emitter &out) override;
+    void finish(pipe::Emitter &out) override;
+
+private:
+    void on_chunk(const lm::AudioChunk &c);
+
+    lm::TtsEngine &tts_;
+    int64_t max_codes_;
+    SpeakShared &shared_;
+    int64_t n_codes_ = 0;
+    bool done_ = false;
+    pipe::Emitter *out_ = nullptr;  // valid during process()
+    double t_last_chunk_ = 0;
+};
+
+class T2wStage : public pipe::Stage {
+public:
+    T2wStage(pipe::StageSpec spec, const t2w::T2wModel &model, const t2w::T2wConfig &cfg, SpeakShared &shared);
+    void process(pipe::Item &&in, pipe::Emitter &out) override;
+    void finish(pipe::Emitter &out) override;
+
+private:
+    void run(const std::vector<int32_t> &codes, bool final, pipe::Emitter &out);
+
+    t2w::T2wStream stream_;
+    SpeakShared &shared_;
+    bool final_seen_ = false;
+};
+
+}  // namespace rtf::speak

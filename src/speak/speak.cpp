@@ -1,0 +1,109 @@
+#include "speak/speak.h"
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "speak/speak-stages.h"
+
+namespace rtf::speak {
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+std::unique_ptr<Engines> load_engines(SpeakConfig &cfg) {
+    auto e = std::make_unique<Engines>();
+    e->kit = resolve_kit(cfg.models_dir);
+    cfg.llm.model_path = e->kit.llm;
+    cfg.tts.model_path = e->kit.tts;
+    if (cfg.tts.projector_path.empty()) cfg.tts.projector_path = e->kit.projector;
+    cfg.llm.validate();
+    cfg.tts.validate();
+
+    auto t0 = std::chrono::steady_clock::now();
+    e->llm = std::make_unique<lm::LlmEngine>(cfg.llm);
+    e->load_ms_llm = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    e->tts = std::make_unique<lm::TtsEngine>(cfg.tts);
+    e->load_ms_tts = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    e->t2w = t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w.device_t2m, cfg.t2w.device_voc);
+    e->load_ms_t2w = ms_since(t0);
+    return e;
+}
+
+SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink) {
+    SpeakShared shared;
+    auto spec = [&](const char *name, int threads, const StagePlacement &p, const std::string &device) {
+        pipe::StageSpec s;
+        s.name = name;
+        s.n_threads = threads;
+        s.cpus = p.cpus;
+        s.numa_node = p.numa_node;
+        s.device = device;
+        return s;
+    };
+    int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * 25.0)) : 0;
+    LlmStage llm(spec("llm", cfg.llm.placement.n_threads, cfg.place_llm, cfg.llm.placement.device), *engines.llm,
+                 !cfg.text.empty(), shared);
+    TtsStage tts(spec("tts", cfg.tts.placement.n_threads, cfg.place_tts, cfg.tts.placement.device), *engines.tts,
+                 max_codes, shared);
+    T2wStage t2w(spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w, cfg.t2w, shared);
+
+    SpeakResult r;
+    pipe::Item request;
+    request.text = cfg.text.empty() ? cfg.prompt : cfg.text;
+    int64_t n_chunks = 0, n_samples = 0;
+    auto counting_sink = [&](const pipe::Item &chunk) {
+        ++n_chunks;
+        n_samples += static_cast<int64_t>(chunk.pcm.size());
+        sink(chunk);
+    };
+    r.run = pipe::run_pipeline({&llm, &tts, &t2w}, std::move(request), counting_sink, cfg.pipeline);
+    r.config = cfg.to_json();
+    r.text_tokens = std::move(shared.text_tokens);
+    r.audio_codes = std::move(shared.audio_codes);
+    r.reply_text = std::move(shared.reply_text);
+    r.llm_stop = shared.llm_stop;
+    r.n_chunks = n_chunks;
+    r.n_samples = n_samples;
+    r.engines = {{"kit", engines.kit.to_json()},
+                 {"load_ms", {{"llm", engines.load_ms_llm}, {"tts", engines.load_ms_tts}, {"t2w", engines.load_ms_t2w}}},
+                 {"llm", engines.llm->timings().to_json()},
+                 {"tts", engines.tts->timings().to_json()},
+                 {"t2w_windows", shared.t2w_windows}};
+    return r;
+}
+
+nlohmann::json to_json(const SpeakResult &r) {
+    nlohmann::json j = pipe::to_json(r.run);
+    j["config"] = r.config;
+    j["engines"] = r.engines;
+    j["output"] = {{"n_chunks", r.n_chunks},
+                   {"n_samples", r.n_samples},
+                   {"sample_rate", r.sample_rate},
+                   {"audio_s", static_cast<double>(r.n_samples) / r.sample_rate},
+                   {"reply_text", r.reply_text},
+                   {"llm_stop", r.llm_stop},
+                   {"n_text_tokens", r.text_tokens.size()},
+                   {"n_audio_codes", r.audio_codes.size()}};
+    return j;
+}
+
+std::string bottleneck_stage(const SpeakResult &r) {
+    std::string best;
+    double v = -1;
+    for (const auto &s : r.run.metrics.stages) {
+        if (s.rtf_stage > v) {
+            v = s.rtf_stage;
+            best = s.name;
+        }
+    }
+    return best;
+}
+
+}  // namespace rtf::speak

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# rtf speak / rtf demo end to end on a tiny twin kit: outputs, metrics, schedules,
+# Ctrl-C, and the clear errors (exit 1) for bad kits and bad input.
+source "$(dirname "$0")/../e2e/lib.sh"
+KIT=$TMP/kit
+"$RTF" twin --family minicpmo45 --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
+
+# 1. a normal run: WAV + JSON + trace; audio duration = codes / 25 (+ the final window's look-ahead tail)
+expect_rc 0 'rtf_stage.t2w' -- speak --models "$KIT" -p "Hello there, how are you?" --max-audio-s 3 \
+  --max-tokens 60 -o "$TMP/a.wav" --json "$TMP/a.json" --trace "$TMP/a.trace.json"
+python3 - "$TMP/a.wav" "$TMP/a.json" "$TMP/a.trace.json" <<'PY' && echo "ok: outputs" || { echo "FAIL: outputs"; exit 1; }
+import json, sys, wave
+w = wave.open(sys.argv[1]); dur = w.getnframes() / w.getframerate()
+assert w.getframerate() == 24000 and w.getnchannels() == 1, "24 kHz mono"
+j = json.load(open(sys.argv[2])); m = j["metrics"]
+for k in ["rtf", "rtf_steady", "rtf_stage.llm", "rtf_stage.tts", "rtf_stage.t2w", "first_audio_ms", "xrt",
+          "starvation", "llm.prefill_ms", "llm.ms_per_token", "tts.ms_per_token", "t2w.token2mel_ms",
+          "t2w.vocoder_ms", "queue_wait.q1", "queue_wait.q2", "bound_overlap", "bound_serial",
+          "pipeline_efficiency"]:
+    assert k in m, "metric %s missing" % k
+codes = j["output"]["n_audio_codes"]
+assert codes > 0
+# 25 codes per second; the final window also renders the 3 look-ahead tokens (0.12 s)
+assert abs(dur - codes / 25.0) <= 0.2, (dur, codes)
+assert abs(j["output"]["audio_s"] - dur) < 1e-3, (j["output"]["audio_s"], dur)
+t = json.load(open(sys.argv[3])); assert t["traceEvents"], "trace empty"
+print("duration %.3f s, %d codes, rtf %.3f" % (dur, codes, m["rtf"]))
+PY
+
+# 2. the other schedules and text mode run too
+expect_rc 0 'schedule sequential' -- speak --models "$KIT" --text "One two three." --max-audio-s 2 \
+  --schedule sequential -o "$TMP/b.wav"
+expect_rc 0 'schedule lockstep' -- speak --models "$KIT" -p "Hi" --max-audio-s 2 --max-tokens 30 \
+  --schedule lockstep -o "$TMP/c.wav"
+# raw PCM on stdout
+"$RTF" speak --models "$KIT" -p "Hi" --max-audio-s 2 --max-tokens 30 -q -o - >"$TMP/raw.pcm" 2>/dev/null
+[[ -s "$TMP/raw.pcm" ]] && echo "ok: raw pcm $(stat -c %s "$TMP/raw.pcm") bytes" || { echo "FAIL: raw pcm"; fails=$((fails+1)); }
+
+# 3. Ctrl-C leaves a valid WAV and exits 3 (interrupted)
+"$RTF" speak --models "$KIT" -p "Tell me a long story." --max-audio-s 600 -o "$TMP/int.wav" -q &
+pid=$!; sleep 3; kill -INT $pid; wait $pid; rc=$?
+python3 -c "import wave,sys; w=wave.open(sys.argv[1]); print('ok: interrupted WAV valid, %d frames' % w.getnframes())" "$TMP/int.wav" \
+  && [[ $rc -eq 3 ]] || { echo "FAIL: Ctrl-C rc=$rc"; fails=$((fails+1)); }
+
+# 4. clear errors, exit 1
+expect_rc 1 'text' -- speak --models "$KIT" --text "   " -o "$TMP/x.wav"
+printf 'bad \xff\xfe utf8' >"$TMP/bad.txt"
+expect_rc 1 'UTF-8' -- speak --models "$KIT" --text-file "$TMP/bad.txt" -o "$TMP/x.wav"
+expect_rc 1 'exceeds context' -- speak --models "$KIT" --llm-ctx 64 -p "$(printf 'word %.0s' {1..600})" -o "$TMP/x.wav"
+expect_rc 1 'prompt' -- speak --models "$KIT" -o "$TMP/x.wav"
+expect_rc 1 'not a directory' -- speak --models "$TMP/nope" -p hi -o "$TMP/x.wav"
+expect_rc 1 '--schedule' -- speak --models "$KIT" -p hi --schedule fast -o "$TMP/x.wav"
+mkdir -p "$TMP/kit2" && cp -r "$KIT"/* "$TMP/kit2/" && rm "$TMP/kit2/token2wav-gguf/hifigan2.gguf"
+expect_rc 1 'hifigan2' -- speak --models "$TMP/kit2" -p hi -o "$TMP/x.wav"
+# a kit whose TTS file lost a tensor: the layout check names file and tensor
+python3 - "$KIT/tts/MiniCPM-o-4_5-tts-F16.gguf" "$TMP/kit3" <<'PY'
+import shutil, sys, os
+src, dst = sys.argv[1], sys.argv[2]
+shutil.copytree(os.path.dirname(os.path.dirname(src)), dst)
+PY
+"$RTF" twin --like "$TMP/kit3/tts/MiniCPM-o-4_5-tts-F16.gguf" --out "$TMP/like.gguf" >/dev/null 2>&1
+truncate -s 100000 "$TMP/kit3/tts/MiniCPM-o-4_5-tts-F16.gguf"
+expect_rc 1 'MiniCPM-o-4_5-tts-F16.gguf' -- speak --models "$TMP/kit3" -p hi -o "$TMP/x.wav"
+
+# 5. rtf demo on the tiny scale (the main job's code path, seconds)
+expect_rc 0 'bottleneck' -- demo --scale tiny --kit-dir "$TMP/demo-kit" --out-dir "$TMP/demo" --max-audio-s 2 -q
+[[ -s "$TMP/demo/demo.wav" && -s "$TMP/demo/demo.json" && -s "$TMP/demo/demo.trace.json" ]] \
+  && echo "ok: demo outputs" || { echo "FAIL: demo outputs"; fails=$((fails+1)); }
+finish
