@@ -34,6 +34,7 @@ struct BenchOptions {
     std::vector<std::string> set;
     // simulate workload knobs (also reachable through --set KEY=VALUE)
     std::string cost, cost_type, chunks, chunk_ms, schedule, d1, d2, jitter_ms, cpus, clock, fail;
+    std::string models;  // speak workload: the kit (knob models=DIR)
     std::vector<std::string> sweep;
     std::vector<std::string> ab;
     std::vector<std::string> floor;
@@ -110,6 +111,7 @@ int run_bench(const BenchOptions &o) {
     knob("cpus", o.cpus);
     knob("clock", o.clock);
     knob("fail", o.fail);
+    knob("models", o.models);
     for (const auto &s : o.set)
         for (const auto &[k, v] : bench::parse_knob_list(s, "--set")) bench::set_knob(base, k, v);
     std::vector<bench::Sweep> sweeps;
@@ -182,6 +184,8 @@ static void add_bench_command(CLI::App &app, Action &action) {
     std::string names;
     for (const auto &n : bench::workload_names()) names += (names.empty() ? "" : ", ") + n;
     sub->add_option("--workload", o->workload, "What to run: " + names)->default_str(o->workload);
+    sub->add_option("--models", o->models, "Kit directory for --workload speak (the knob models=DIR; other speak "
+                                           "knobs via --set 'text=...;max-audio-s=4;t2w-threads-voc=1')");
     sub->add_option("--warmup", o->warmup, "Warm-up runs before measuring (not counted)")->default_str(o->warmup);
     sub->add_option("--runs", o->runs, "Measured runs per config; fewer than 3 makes the result INVALID (exit 3)")
         ->default_str(o->runs);

@@ -62,7 +62,18 @@ PY
 truncate -s 100000 "$TMP/kit3/tts/MiniCPM-o-4_5-tts-F16.gguf"
 expect_rc 1 'MiniCPM-o-4_5-tts-F16.gguf' -- speak --models "$TMP/kit3" -p hi -o "$TMP/x.wav"
 
-# 5. rtf demo on the tiny scale (the main job's code path, seconds)
+# 5. rtf bench runs the speak workload under the protocol (quality gates on every run)
+expect_rc 0 'VALID' -- bench --workload speak --models "$KIT" --set 'text=Hello world.;max-audio-s=1' \
+  --warmup 0 --runs 3 --target-rtf 1000 --json "$TMP/bench.json"
+python3 - "$TMP/bench.json" <<'PY' && echo "ok: bench json" || { echo "FAIL: bench json"; exit 1; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = json.dumps(j)
+assert '"VALID"' in s and '"speak"' in s, "verdict/workload missing"
+PY
+expect_rc 1 'nope' -- bench --workload speak --models "$KIT" --set 'nope=1'
+
+# 6. rtf demo on the tiny scale (the main job's code path, seconds)
 expect_rc 0 'bottleneck' -- demo --scale tiny --kit-dir "$TMP/demo-kit" --out-dir "$TMP/demo" --max-audio-s 2 -q
 [[ -s "$TMP/demo/demo.wav" && -s "$TMP/demo/demo.json" && -s "$TMP/demo/demo.trace.json" ]] \
   && echo "ok: demo outputs" || { echo "FAIL: demo outputs"; fails=$((fails+1)); }
