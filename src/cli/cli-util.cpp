@@ -9,14 +9,16 @@
 
 namespace rtf::cli {
 
+// Invalid UTF-8 (a twin's random reply text, a token split mid-character) is replaced by
+// U+FFFD rather than aborting the write: results must never be lost to a text field.
 void write_json(const nlohmann::json &j, const std::string &path) {
     if (path == "-") {
-        std::cout << j.dump(2) << "\n";
+        std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return;
     }
     std::ofstream out(path);
     if (!out) throw_setup("cannot write JSON to " + path);
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     if (!out) throw_setup("write failed for " + path);
 }
 

@@ -21,6 +21,7 @@
 #include "monitor/monitor.h"
 #include "profile/clock.h"
 #include "profile/trace.h"
+#include "report/report.h"
 
 namespace rtf::cli {
 
@@ -41,7 +42,7 @@ struct BenchOptions {
     std::string limits_path;
     std::string sample_ms = "500";
     std::string duty_compute = "5", duty_memory = "5";
-    std::string json_path, md_path, csv_path, trace_path;
+    std::string json_path, md_path, csv_path, trace_path, html_path;
 };
 
 double parse_target(const std::string &v, const std::string &what, double max) {
@@ -159,10 +160,11 @@ int run_bench(const BenchOptions &o) {
     auto doc = bench::make_bench_json(info.name, mode, pc, ptrs, comparison, samplers);
 
     // The Markdown report goes to stdout unless an output was sent there ('-').
-    if (o.json_path != "-" && o.md_path != "-" && o.csv_path != "-") std::cout << bench::bench_markdown(doc);
+    if (o.json_path != "-" && o.md_path != "-" && o.csv_path != "-" && o.html_path != "-") std::cout << bench::bench_markdown(doc);
     if (!o.json_path.empty()) write_json(doc, o.json_path);
     if (!o.md_path.empty()) write_text(bench::bench_markdown(doc), o.md_path, "--md");
     if (!o.csv_path.empty()) write_text(bench::bench_csv(doc), o.csv_path, "--csv");
+    if (!o.html_path.empty()) report::write_report(doc, o.html_path, report::Format::Html);
     if (!o.trace_path.empty()) {
         const nlohmann::json *trace = nullptr;
         for (const auto &r : results)
@@ -228,6 +230,7 @@ static void add_bench_command(CLI::App &app, Action &action) {
     sub->add_option("--json", o->json_path, "Write the result (schema rtfkit.bench/1) to FILE ('-' = stdout)");
     sub->add_option("--md", o->md_path, "Write the Markdown report to FILE");
     sub->add_option("--csv", o->csv_path, "Write one CSV row per config to FILE");
+    sub->add_option("--html", o->html_path, "Write the HTML report (charts, self-contained; as `rtf report`) to FILE");
     sub->add_option("--trace", o->trace_path,
                     "Write the last measured run's Chrome/Perfetto trace, with device utilisation counters, to FILE");
     // A repeated scalar flag takes its last value (scripts append overrides), as in getopt.

@@ -7,6 +7,7 @@
 #include "cli/speak-options.h"
 #include "cli/speak-run.h"
 #include "core/error.h"
+#include "report/report.h"
 
 namespace rtf::cli {
 
@@ -15,6 +16,7 @@ namespace {
 struct SpeakCmd {
     SpeakOptions opts;
     SpeakOutputs out;
+    std::string html_path;
     bool quiet = false;
 };
 
@@ -31,6 +33,10 @@ int run_speak(SpeakCmd &c) {
     bool interrupted = false;
     auto r = run_speak_cli(*engines, cfg, c.out, interrupted);
     if (!c.quiet) print_speak_summary(r, c.out, info);
+    if (!c.html_path.empty()) {
+        report::write_report(speak::to_json(r), c.html_path, report::Format::Html);
+        if (!c.quiet) info << "html      " << c.html_path << "\n";
+    }
     return interrupted ? 3 : 0;
 }
 
@@ -46,6 +52,8 @@ void add_speak_command(CLI::App &app, Action &action) {
         ->required()->group("output");
     sub->add_option("--json", c->out.json_path, "Write the result (config, metrics, per-chunk records) as JSON "
                                                 "to FILE ('-' = stdout)")
+        ->group("output");
+    sub->add_option("--html", c->html_path, "Write the HTML report (charts, self-contained; as `rtf report`) to FILE")
         ->group("output");
     sub->add_option("--trace", c->out.trace_path, "Write a Chrome trace / Perfetto JSON timeline to FILE")
         ->group("output");

@@ -85,7 +85,7 @@ nlohmann::json chrome_trace(const RunRecord &run, const Starvation *playback) {
 void write_trace_file(const nlohmann::json &trace, const std::string &path) {
     std::ofstream f(path);
     if (!f) throw_setup("cannot write trace file '" + path + "'");
-    f << trace.dump() << "\n";
+    f << trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     f.close();
     if (!f) throw_setup("writing trace file '" + path + "' failed");
 }

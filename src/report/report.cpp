@@ -1,0 +1,78 @@
+#include "report/report.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "core/error.h"
+#include "report/json-view.h"
+
+namespace rtf::report {
+
+ResultKind detect_kind(const json &doc, const std::string &what) {
+    if (!doc.is_object()) throw_usage(what + ": a result must be a JSON object (from rtf speak/simulate/bench --json)");
+    std::string schema = str(doc, "schema");
+    if (schema.rfind("rtfkit.bench/", 0) == 0) {
+        if (schema != "rtfkit.bench/1")
+            throw_usage(what + ": schema '" + schema + "' is newer than this build understands (rtfkit.bench/1)");
+        if (!at(doc, "configs").is_array()) throw_usage(what + ": bench result without a \"configs\" array");
+        return ResultKind::Bench;
+    }
+    if (str(doc, "command") == "simulate" && at(doc, "result").is_object()) return ResultKind::Simulate;
+    if (at(doc, "metrics").is_object() && at(doc, "run").is_object()) return ResultKind::Speak;
+    throw_usage(what + ": not an rtfkit result: expected the JSON of `rtf bench --json` (schema rtfkit.bench/1), "
+                       "`rtf speak --json` (metrics + run) or `rtf simulate --json`");
+}
+
+const char *to_string(ResultKind k) {
+    switch (k) {
+        case ResultKind::Speak: return "speak";
+        case ResultKind::Simulate: return "simulate";
+        case ResultKind::Bench: return "bench";
+    }
+    return "?";
+}
+
+namespace {
+bool ends_with(const std::string &s, const std::string &suffix) {
+    if (s.size() < suffix.size()) return false;
+    for (size_t i = 0; i < suffix.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+    return true;
+}
+}  // namespace
+
+Format format_for_path(const std::string &path, const std::string &what) {
+    if (ends_with(path, ".html") || ends_with(path, ".htm")) return Format::Html;
+    if (ends_with(path, ".md") || ends_with(path, ".markdown")) return Format::Markdown;
+    throw_usage(what + ": cannot tell the format of '" + path + "': name it .html or .md, or pass --format html|md");
+}
+
+Format parse_format(const std::string &name, const std::string &what) {
+    if (name == "html") return Format::Html;
+    if (name == "md" || name == "markdown") return Format::Markdown;
+    throw_usage(what + ": unknown format '" + name + "' (allowed: html, md)");
+}
+
+json read_result(const std::string &path) {
+    std::ifstream f(path);
+    if (!f) throw_usage("cannot read result '" + path + "'");
+    try {
+        return json::parse(f);
+    } catch (const json::exception &e) {
+        throw_usage("'" + path + "' is not valid JSON (" + e.what() + ")");
+    }
+}
+
+void write_report(const json &doc, const std::string &path, Format format, const std::string &source) {
+    std::string text = format == Format::Html ? render_html(doc, source) : render_markdown(doc, source);
+    if (path == "-") {
+        std::cout << text;
+        return;
+    }
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw_setup("cannot write report to '" + path + "'");
+    out << text;
+    if (!out) throw_setup("write failed for report '" + path + "'");
+}
+
+}  // namespace rtf::report

@@ -1,0 +1,49 @@
+#pragma once
+// rtf::report — renderings of a result JSON, the one source of truth (STYLE.md): Markdown
+// for pull requests and terminals, and one self-contained HTML file with inline SVG charts.
+// Both are made from the JSON alone, so a stored result can be re-rendered at any time.
+//
+//   auto doc = report::read_result("r.json");            // rtf::Error(Usage) naming the file
+//   report::write_report(doc, "report.html", report::format_for_path("report.html"));
+//
+// Results understood (detect_kind):
+//   speak     `rtf speak --json`: {"schedule", "depths", "metrics", "run", "config", "engines", "output"}
+//   simulate  `rtf simulate --json`: {"command": "simulate", "simulate", "pipeline", "result": {...}}
+//   bench     `rtf bench --json` (schema rtfkit.bench/1): verdicts, targets, per-config medians,
+//             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
+// Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
+// zero chunks): the report says it is absent and renders the rest.
+//
+// HTML contract: one file, no external resource of any kind (a Content-Security-Policy of
+// default-src 'none' enforces it), charts drawn as inline SVG by charts.h, every string from
+// the JSON escaped (escape.h). Two tiny inline scripts (CSP nonce) only mark the page:
+// <html data-report="ok"> once the body has loaded, data-report-error="1" if any script
+// error or CSP violation happened — the browser test reads both.
+// Thread-safety: all functions are pure; call from any thread.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace rtf::report {
+
+enum class ResultKind { Speak, Simulate, Bench };
+enum class Format { Html, Markdown };
+
+// Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
+ResultKind detect_kind(const nlohmann::json &doc, const std::string &what = "result");
+const char *to_string(ResultKind k);
+
+// `source` (optional) is shown in the header, e.g. the input file name.
+std::string render_html(const nlohmann::json &doc, const std::string &source = "");
+std::string render_markdown(const nlohmann::json &doc, const std::string &source = "");
+
+// .html/.htm -> Html, .md/.markdown -> Markdown; anything else: rtf::Error(Usage) naming `what`.
+Format format_for_path(const std::string &path, const std::string &what = "-o");
+Format parse_format(const std::string &name, const std::string &what = "--format");  // "html" | "md"
+
+// Reads and parses a result file: rtf::Error(Usage) naming the path when unreadable or not JSON.
+nlohmann::json read_result(const std::string &path);
+// Renders and writes ("-" = stdout); rtf::Error(Setup) naming the path when it cannot be written.
+void write_report(const nlohmann::json &doc, const std::string &path, Format format, const std::string &source = "");
+
+}  // namespace rtf::report
