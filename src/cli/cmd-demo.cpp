@@ -70,6 +70,8 @@ int run_demo(DemoCmd &d) {
     if (c.models_dir.empty()) ensure_kit(kit, d.scale, d.quiet);
     c.models_dir = kit;
     if (c.prompt.empty() && c.text.empty() && d.opts.text_file.empty()) c.text = kParagraph;
+    // The demo's minimum follows a smaller --max-audio-s (both default to 6 s).
+    if (c.max_audio_s > 0 && c.min_audio_s > c.max_audio_s) c.min_audio_s = c.max_audio_s;
     auto cfg = make_speak_config(d.opts);
     fs::create_directories(d.out_dir);
     SpeakOutputs out;
@@ -82,7 +84,7 @@ int run_demo(DemoCmd &d) {
     auto engines = speak::load_engines(cfg);
     std::cout << "speaking " << (cfg.text.empty() ? "the LLM's answer to: " + cfg.prompt : "\"" + cfg.text + "\"")
               << "\n  schedule " << pipe::to_string(cfg.pipeline.schedule) << ", audio cap "
-              << cfg.max_audio_s << " s\n";
+              << cfg.max_audio_s << " s (EOS masked until " << cfg.min_audio_s << " s: a fixed work size)\n";
     bool interrupted = false;
     auto r = run_speak_cli(*engines, cfg, out, interrupted);
     print_speak_summary(r, out, std::cout);
@@ -96,7 +98,8 @@ int run_demo(DemoCmd &d) {
 
 void add_demo_command(CLI::App &app, Action &action) {
     auto d = std::make_shared<DemoCmd>();
-    d->opts.cfg.max_audio_s = 6;
+    d->opts.cfg.max_audio_s = 6;  // a fixed work size: exactly 6 s of audio (EOS masked until then)
+    d->opts.cfg.min_audio_s = 6;
     auto *sub = app.add_subcommand(
         "demo", "The main job: make (once, cached) a cpu-scale twin kit, speak a built-in paragraph through "
                 "the full pipeline, print the metrics with the bottleneck named. Writes demo.wav, demo.json and "

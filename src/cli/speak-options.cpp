@@ -1,6 +1,7 @@
 #include "cli/speak-options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,11 @@ void add_speak_options(CLI::App *sub, SpeakOptions &o, bool with_input) {
     sub->add_option("--max-audio-s", c.max_audio_s,
                     "Stop after this much audio, seconds (25 audio tokens per second; 0 = until EOS). "
                     "Fixes the work size: twins rarely emit EOS")
+        ->default_str("0")->group("work size");
+    sub->add_option("--min-audio-s", c.min_audio_s,
+                    "The TTS may not end the utterance (EOS masked) before this much audio, seconds; with "
+                    "--min-audio-s = --max-audio-s the work size is exact (twins' EOS rate is arbitrary). "
+                    "0 = the reference's sampling")
         ->default_str("0")->group("work size");
     sub->add_option("--max-tokens", c.llm.max_tokens, "Cap on the LLM's reply, tokens (0 = until EOS/context)")
         ->default_str("0")->group("work size");
@@ -113,6 +119,7 @@ speak::SpeakConfig make_speak_config(SpeakOptions &o) {
     c.tts.placement.host_buffer = !o.no_host_tts;
     c.t2w.cfg = !o.no_cfg;
     c.tts.seed = c.llm.seed;
+    c.tts.min_codes_per_turn = static_cast<int64_t>(std::ceil(c.min_audio_s * 25.0));
     c.tts.greedy = c.llm.greedy;
     if (!o.llm_cpus.empty()) c.place_llm.cpus = c.llm.placement.cpus = parse_int_list(o.llm_cpus, "--llm-cpus");
     if (!o.tts_cpus.empty()) c.place_tts.cpus = c.tts.placement.cpus = parse_int_list(o.tts_cpus, "--tts-cpus");

@@ -14,6 +14,10 @@ void SpeakConfig::validate() const {
                                    : "-p/--prompt and --text/--text-file exclude each other; give one");
     }
     if (max_audio_s < 0) throw_usage("--max-audio-s: must be >= 0 (0 = no cap)");
+    if (min_audio_s < 0) throw_usage("--min-audio-s: must be >= 0 (0 = the reference's sampling)");
+    if (max_audio_s > 0 && min_audio_s > max_audio_s)
+        throw_usage("--min-audio-s (" + std::to_string(min_audio_s) + ") must not exceed --max-audio-s (" +
+                    std::to_string(max_audio_s) + ")");
     if (llm.llm_step < 1) throw_usage("--llm-step: must be >= 1 (reference 10)");
     if (llm.max_tokens < 0) throw_usage("--max-tokens: must be >= 0 (0 = no cap)");
     tts.placement.validate("tts");
@@ -35,6 +39,7 @@ nlohmann::json SpeakConfig::to_json() const {
     j["pipeline"] = pipeline.to_json();
     j["placement"] = {{"llm", place(place_llm)}, {"tts", place(place_tts)}, {"t2w", place(place_t2w)}};
     j["max_audio_s"] = max_audio_s;
+    j["min_audio_s"] = min_audio_s;
     return j;
 }
 

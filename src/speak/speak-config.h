@@ -34,6 +34,10 @@ struct SpeakConfig {
 
     // Fixed work sizes for reproducible runs (twins rarely emit EOS):
     double max_audio_s = 0;     // stop once this much audio (25 codes per second) is made; 0 = no cap
+    // The TTS may not end a turn (EOS masked) before this much audio; 0 = the reference's
+    // sampling. With min = max the work size is exact whatever the weights (twins' EOS rate
+    // is arbitrary). Sets tts.min_codes_per_turn.
+    double min_audio_s = 0;
     // (the LLM's reply length cap is llm.max_tokens)
 
     // Throws rtf::Error(Usage) naming the flag.

@@ -27,6 +27,13 @@ t = json.load(open(sys.argv[3])); assert t["traceEvents"], "trace empty"
 print("duration %.3f s, %d codes, rtf %.3f" % (dur, codes, m["rtf"]))
 PY
 
+# 1b. --min-audio-s = --max-audio-s fixes the work size exactly (EOS masked until then)
+expect_rc 0 '' -- speak --models "$KIT" --text "Fixed work." --min-audio-s 2 --max-audio-s 2 -q \
+  -o "$TMP/fixed.wav" --json "$TMP/fixed.json"
+python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['output']['n_audio_codes']; assert n==50, n; print('ok: exactly', n, 'codes')" \
+  "$TMP/fixed.json" || { echo "FAIL: fixed work size"; fails=$((fails+1)); }
+expect_rc 1 'min-audio-s' -- speak --models "$KIT" --text "x" --min-audio-s 3 --max-audio-s 2 -o "$TMP/x.wav"
+
 # 2. the other schedules and text mode run too
 expect_rc 0 'schedule sequential' -- speak --models "$KIT" --text "One two three." --max-audio-s 2 \
   --schedule sequential -o "$TMP/b.wav"

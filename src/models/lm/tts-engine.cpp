@@ -89,6 +89,7 @@ nlohmann::json TtsConfig::to_json() const {
             {"seed", seed},
             {"greedy", greedy},
             {"max_codes_per_phase", max_codes_per_phase},
+            {"min_codes_per_turn", min_codes_per_turn},
             {"chunk_codes", chunk_codes},
             {"host_logits", host_logits},
             {"reference_noop_feeds", reference_noop_feeds}};
@@ -115,6 +116,7 @@ TtsEngine::TtsEngine(const TtsConfig &cfg) : cfg_(cfg) {
     o.seed = cfg_.seed;
     o.greedy = cfg_.greedy;
     o.max_codes_per_phase = cfg_.max_codes_per_phase;
+    o.min_codes_per_turn = cfg_.min_codes_per_turn;
     o.chunk_codes = cfg_.chunk_codes;
     o.host_logits = cfg_.host_logits;
     o.reference_noop_feeds = cfg_.reference_noop_feeds;

@@ -38,6 +38,7 @@ struct TtsConfig {
     uint32_t seed = 42;          // code RNG seed, restarted per message (reference behaviour)
     bool greedy = false;         // argmax codes (the reference does this when the LLM is greedy)
     int max_codes_per_phase = 500;
+    int64_t min_codes_per_turn = 0;  // see TtsGenOptions::min_codes_per_turn
     int chunk_codes = 25;        // simplex chunk size (25 codes = 1 s of audio)
     bool host_logits = false;     // see TtsGenOptions::host_logits
     bool reference_noop_feeds = false;  // see TtsGenOptions::reference_noop_feeds

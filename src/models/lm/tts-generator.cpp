@@ -1,5 +1,7 @@
 #include "models/lm/tts-generator.h"
 
+#include <limits>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -64,6 +66,11 @@ int TtsGenerator::sample(int phase, int t, bool first_of_turn, std::span<const i
     } else {
         code_logits(z, w_.head(), w_.dims().n_codes, logits_);
     }
+    if (forbid_eos && !duplex) {
+        // Simplex with a minimum turn length (TtsGenOptions::min_codes_per_turn): mask EOS
+        // (duplex masks it inside its own sampler).
+        logits_[logits_.size() - 1] = -std::numeric_limits<float>::infinity();
+    }
     float u = 0.0f;
     int code;
     if (opt_.greedy) {
@@ -116,7 +123,8 @@ int TtsGenerator::simplex_phase(int phase, std::vector<AudioChunk> &out) {
             decode_rows(cond_.data(), n_cond, 0, phase);
             pos_ = n_cond;
         }
-        const int code = sample(phase, t, history_.empty(), history_, false, false);
+        const bool forbid_eos = static_cast<int64_t>(history_.size()) < opt_.min_codes_per_turn;
+        const int code = sample(phase, t, history_.empty(), history_, forbid_eos, false);
         if (code == eos) {
             if (phase == 2 && opt_.reference_noop_feeds) {
                 w_.code_row(code, row_.data());

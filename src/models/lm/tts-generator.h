@@ -76,6 +76,10 @@ struct TtsGenOptions {
     uint32_t seed = 42;         // the code RNG restarts with this seed for every message
     bool greedy = false;        // argmax instead of sampling (reference: LLM temperature <= 0)
     int max_codes_per_phase = 500;
+    // Simplex: EOS is masked until the turn holds this many codes (0 = never, the reference).
+    // A fixed-work-size knob for benchmarks on twins, whose random EOS rate makes turns
+    // arbitrarily short; it changes the sampling, so real-model quality runs leave it at 0.
+    int64_t min_codes_per_turn = 0;
     int chunk_codes = 25;       // simplex push size
     int duplex_codes = 26;      // max codes per duplex call
     bool host_logits = false;   // true: logits from z on the host in the reference's exact float32
