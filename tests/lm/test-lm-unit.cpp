@@ -390,3 +390,23 @@ TEST_F(Generator, ConditionWithoutHiddenIsTextRowOnly) {
 }
 
 }  // namespace
+
+TEST_F(Generator, MinCodesPerTurnMasksEosUntilReached) {
+    const int EOS = 6561;
+    // The script asks for EOS after 3 codes; with a minimum of 5 the EOS is masked (a sampled
+    // code instead), so Phase 1 ends at the first EOS once 5 codes exist.
+    TtsGenOptions o;
+    o.min_codes_per_turn = 5;
+    auto r = run(cat({codes(3, 1), {EOS}, codes(1, 7), {EOS}, {EOS}}), {{2, true}}, o);
+    ASSERT_GE(r.steps.size(), 6u);
+    EXPECT_NE(r.steps[3].code, EOS);
+    EXPECT_EQ(r.steps[5].code, EOS);
+    size_t n = 0;
+    for (const auto &c : r.chunks) n += c.codes.size();
+    EXPECT_EQ(n, 5u);
+    // Without the minimum the same script stops after 3 codes.
+    auto plain = run(cat({codes(3, 1), {EOS}, {EOS}}), {{2, true}});
+    n = 0;
+    for (const auto &c : plain.chunks) n += c.codes.size();
+    EXPECT_EQ(n, 3u);
+}
