@@ -44,7 +44,7 @@ expect_rc 0 'schedule lockstep' -- speak --models "$KIT" -p "Hi" --max-audio-s 2
 [[ -s "$TMP/raw.pcm" ]] && echo "ok: raw pcm $(stat -c %s "$TMP/raw.pcm") bytes" || { echo "FAIL: raw pcm"; fails=$((fails+1)); }
 
 # 3. Ctrl-C leaves a valid WAV and exits 3 (interrupted)
-"$RTF" speak --models "$KIT" -p "Tell me a long story." --max-audio-s 600 -o "$TMP/int.wav" -q &
+"$RTF" speak --models "$KIT" -p "Tell me a long story." --max-audio-s 600 --min-audio-s 600 -o "$TMP/int.wav" -q &
 pid=$!; sleep 3; kill -INT $pid; wait $pid; rc=$?
 python3 -c "import wave,sys; w=wave.open(sys.argv[1]); print('ok: interrupted WAV valid, %d frames' % w.getnframes())" "$TMP/int.wav" \
   && [[ $rc -eq 3 ]] || { echo "FAIL: Ctrl-C rc=$rc"; fails=$((fails+1)); }
