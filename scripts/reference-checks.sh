@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The by-hand checks of rtfkit against independent references, in one run on one machine
+# (run it on an idle machine: every figure is a real timing). Each writes JSON under OUT.
+#
+#   scripts/reference-checks.sh [KIT] [OUT]     # KIT default: the `rtf demo` cpu kit
+#
+#  1. lm-bench   LLM and TTS stage decode vs llama.cpp's llama-bench tg (interleaved, medians)
+#  2. limits     read/copy bandwidth and the stage floors, next to Debian's `mbw` memcpy and
+#                the bandwidth llama-bench's LLM decode implies (weight bytes x tokens/s)
+#  3. t2w        Token2Wav per-window sub-stage times at 1 and 2 threads (interleaved)
+#  4. demo A/B   the demo's speak workload, pipelined vs sequential, interleaved medians
+#
+# Needs: a built `rtf` (RTF, default build/bin/rtf), llama-bench (scripts/build-llama-bench.sh),
+# optionally `mbw` (apt-get install mbw). Environment: THREADS (default 2), RUNS (default 3),
+# STEPS (default "lm limits t2w demo").
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+RTF=${RTF:-$root/build/bin/rtf}
+KIT=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/rtfkit/kits/minicpmo45-cpu-f16-seed0}
+OUT=${2:-$root/out/reference-checks}
+THREADS=${THREADS:-2}
+RUNS=${RUNS:-3}
+STEPS=${STEPS:-lm limits t2w demo}
+# rtf demo's built-in paragraph (src/cli/cmd-demo.cpp), so step 4 runs the demo's work
+DEMO_TEXT="Real time means the listener never waits. Each second of speech must be made in less than a \
+second, chunk after chunk, while the model is still thinking about what to say next."
+mkdir -p "$OUT"
+[[ -x "$RTF" ]] || { echo "error: no rtf binary at $RTF (set RTF=...)" >&2; exit 1; }
+[[ -d "$KIT" ]] || { echo "error: no kit at $KIT (run \`rtf demo\` once, or pass a kit)" >&2; exit 1; }
+LB=$("$root/scripts/build-llama-bench.sh" 2>/dev/null | tail -1)
+echo "rtf: $RTF  kit: $KIT  llama-bench: $LB  threads: $THREADS  runs: $RUNS  out: $OUT"
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+if has lm; then
+  echo "== 1. LLM and TTS decode vs llama-bench (tg128, $THREADS threads)"
+  "$RTF" lm-bench --models "$KIT" --stage llm,tts -n 128 --runs "$RUNS" -t "$THREADS" \
+    --llama-bench "$LB" --json "$OUT/lm-bench.json"
+fi
+
+if has limits; then
+  echo "== 2. rtf limits vs llama-bench-implied and mbw bandwidth"
+  "$RTF" limits --threads "1,$THREADS" --bw-mib 512 --models "$KIT" --json "$OUT/limits.json"
+  llm=$(ls "$KIT"/MiniCPM-o-4_5-*.gguf | head -1)
+  for i in $(seq "$RUNS"); do
+    "$LB" -m "$llm" -p 0 -n 128 -t "$THREADS" -r 1 -o json 2>/dev/null >"$OUT/llama-bench-llm-$i.json"
+  done
+  if command -v mbw >/dev/null; then mbw -q -n 5 -t0 512 >"$OUT/mbw.txt"; else echo "(mbw not installed: skipped)"; fi
+  python3 - "$OUT" "$THREADS" "$RUNS" <<'PY'
+import json, re, statistics, sys, os
+out, threads, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lim = json.load(open(f"{out}/limits.json"))
+bw = {r["n_threads"]: r for r in lim["bandwidth"]}
+ts = [json.load(open(f"{out}/llama-bench-llm-{i}.json"))[0] for i in range(1, runs + 1)]
+tps = statistics.median(t["avg_ts"] for t in ts)
+size = ts[0]["model_size"]
+implied = size * tps / 2**30
+read = bw[threads]["read_gib_s"]
+print(f"llama-bench LLM tg128: {tps:.2f} tok/s x {size/2**30:.3f} GiB weights = {implied:.2f} GiB/s implied")
+print(f"rtf limits read @{threads} threads: {read:.2f} GiB/s  ratio {read/implied:.3f} (goal within 0.8..1.2)")
+if os.path.exists(f"{out}/mbw.txt"):
+    m = [float(x) for x in re.findall(r"AVG\s+Method: MEMCPY.*?Copy:\s+([\d.]+) MiB/s", open(f"{out}/mbw.txt").read())]
+    if m:
+        mbw = m[0] / 1024
+        copy1 = bw[1]["copy_gib_s"]
+        print(f"mbw memcpy (1 thread): {mbw:.2f} GiB/s; rtf limits copy @1 thread: {copy1:.2f} GiB/s  ratio {copy1/mbw:.3f}")
+for st in lim.get("path", {}).get("stages", []):
+    print("floor:", json.dumps(st)[:300])
+PY
+fi
+
+if has t2w; then
+  echo "== 3. Token2Wav per 1-s window at 1 and $THREADS threads (interleaved)"
+  toks=$root/../shared/golden/minicpmo45-t2w/tokens.txt
+  [[ -f "$toks" ]] || toks=""
+  for i in $(seq "$RUNS"); do
+    for t in 1 "$THREADS"; do
+      "$RTF" t2w --models "$KIT" ${toks:+--tokens "$toks"} ${toks:---random 125} -o "$OUT/t2w.wav" \
+        --threads-t2m "$t" --threads-voc "$t" --json "$OUT/t2w-$t-$i.json" >/dev/null
+    done
+  done
+  python3 - "$OUT" "$THREADS" "$RUNS" <<'PY'
+import json, statistics as st, sys
+out, threads, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for t in (1, threads):
+    t2m, voc, rtf = [], [], []
+    for i in range(1, runs + 1):
+        d = json.load(open(f"{out}/t2w-{t}-{i}.json"))
+        w = [x for x in d["windows"] if not x["final"]]
+        t2m.append(st.median(x["t2m"]["total_ms"] for x in w)); voc.append(st.median(x["voc"]["total_ms"] for x in w))
+        rtf.append(d["rtf"])
+    print(f"{t} thread(s): token2mel {st.median(t2m):.0f} ms, vocoder {st.median(voc):.0f} ms per 1-s window, "
+          f"T2W RTF {st.median(rtf):.3f}   (runs: {[round(x) for x in t2m]} / {[round(x) for x in voc]})")
+PY
+fi
+
+if has demo; then
+  echo "== 4. demo workload: pipelined vs sequential (interleaved A B A B)"
+  "$RTF" bench --workload speak --models "$KIT" --runs "$RUNS" --warmup 1 \
+    --set "max-audio-s=6;min-audio-s=6" --set "text=$DEMO_TEXT" --ab schedule=pipelined schedule=sequential \
+    --json "$OUT/demo-ab.json" --md "$OUT/demo-ab.md" || true
+fi
+echo "results in $OUT"
