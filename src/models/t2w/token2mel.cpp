@@ -16,6 +16,7 @@
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
 #include "models/t2w/t2w-ops.h"
+#include "models/t2w/token2mel-blocks.h"
 
 // Execution plan. A window costs ~95 GFLOP, 96 % of it in the DiT (16 blocks × 5 Euler
 // steps × 2 CFG branches). Measured on the 2-core CI machine (shared, loaded), the first
@@ -31,8 +32,11 @@
 //   2. Graphs are built once per window shape and reused; the adaLN modulation vectors
 //      (functions of the Euler step only) are computed once at construction.
 //   3. The DiT prompt attention cache is read in place from the model buffer (views).
+// The per-block builders (conformer layer, DiT block, time condition) and the host Euler
+// step live in token2mel-blocks.h so that unit tests can check each block on its own.
 namespace rtf::t2w {
 
+using blocks::kCfgRate;
 using ops::conv1d_ct;
 using ops::layer_norm;
 using ops::linear;
@@ -40,9 +44,6 @@ using ops::slice_t;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-constexpr float kCfgRate = 0.7f;
-constexpr int kDitMaxKeys = 600;  // TOKEN2WAV_FM_MAX_T_CACHE default
-
 // A graph and the context holding its tensor metadata (no data: the data lives in the
 // lane's allocator buffer, the model buffers or a resident buffer).
 struct Graph {
@@ -142,11 +143,7 @@ struct Token2Mel::Impl {
             ln.backend = make_backend(m.device_t2m(), th);
             lanes.push_back(ln);
         }
-        t_span.resize(N + 1);
-        for (int i = 0; i <= N; ++i) {
-            const float u = static_cast<float>(i) / static_cast<float>(N);
-            t_span[i] = 1.0f - std::cos(u * 0.5f * 3.14159265358979323846f);
-        }
+        t_span = blocks::flow_time_span(N);
         build_constants();
     }
     ~Impl() {
@@ -180,10 +177,7 @@ struct Token2Mel::Impl {
             ggml_tensor *tt = ggml_new_tensor_1d(g.ctx, GGML_TYPE_F32, 1);
             ggml_set_input(tt);
             tts.push_back(tt);
-            ggml_tensor *temb = ggml_timestep_embedding(g.ctx, ggml_scale(g.ctx, tt, 1000.0f), D.freq_dim, 10000);
-            ggml_tensor *c = linear(g.ctx, temb, wf.get("estimator.t_embedder.mlp.0.weight"), wf.get("estimator.t_embedder.mlp.0.bias"));
-            c = linear(g.ctx, ggml_silu(g.ctx, c), wf.get("estimator.t_embedder.mlp.2.weight"), wf.get("estimator.t_embedder.mlp.2.bias"));
-            ggml_tensor *c_silu = ggml_silu(g.ctx, ggml_reshape_1d(g.ctx, c, h));
+            ggml_tensor *c_silu = blocks::dit_time_condition(g.ctx, wf, tt, D.freq_dim, h);
             for (int b = 0; b < D.depth; ++b) {
                 const std::string p = "estimator.blocks." + std::to_string(b) + ".";
                 ggml_tensor *a = linear(g.ctx, c_silu, wf.get(p + "adaLN_modulation.1.weight"), wf.get(p + "adaLN_modulation.1.bias"));
@@ -266,41 +260,7 @@ struct Token2Mel::Impl {
 
         auto conformer = [&](ggml_tensor *xx, ggml_tensor *cache, ggml_tensor *pe, const std::string &p, int Sc,
                              ggml_tensor **new_cache) {
-            const int64_t Tq = xx->ne[1];
-            const int64_t S = Sc + Tq;
-            const int64_t Tp = 2 * S - 1;
-            ggml_tensor *y = layer_norm(ctx, xx, we.get(p + "norm_mha.weight"), we.get(p + "norm_mha.bias"), 1e-12f);
-            ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, y, we.get(p + "self_attn.linear_q.weight"), we.get(p + "self_attn.linear_q.bias")), hd, H, Tq);
-            ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, y, we.get(p + "self_attn.linear_k.weight"), we.get(p + "self_attn.linear_k.bias")), hd, H, Tq);
-            ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, we.get(p + "self_attn.linear_v.weight"), we.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
-            k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));  // [hd, Tq, H]
-            vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-            ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
-            ggml_tensor *vc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], hd * sizeof(float)));
-            ggml_tensor *kt = ggml_concat(ctx, kc, k, 1);  // [hd, S, H]
-            ggml_tensor *vt = ggml_concat(ctx, vc, vv, 1);
-            *new_cache = ggml_concat(ctx, kt, vt, 0);  // [2hd, S, H]
-            ggml_tensor *qu = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, we.get(p + "self_attn.pos_bias_u")), 0, 2, 1, 3));
-            ggml_tensor *qv = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, we.get(p + "self_attn.pos_bias_v")), 0, 2, 1, 3));
-            ggml_tensor *ac = ggml_mul_mat(ctx, kt, qu);  // [S, Tq, H]
-            ggml_tensor *pp = linear(ctx, pe, we.get(p + "self_attn.linear_pos.weight"), nullptr);  // [d, Tp]
-            pp = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, pp, hd, H, Tp), 0, 2, 1, 3));  // [hd, Tp, H]
-            ggml_tensor *bd = ggml_mul_mat(ctx, pp, qv);  // [Tp, Tq, H]
-            // ESPnet rel-shift: BD[i][j] = BD'[i][j + Tq-1-i] for j < S (a strided view).
-            bd = ggml_view_3d(ctx, bd, S, Tq, H, (Tp - 1) * sizeof(float), bd->nb[2], (Tq - 1) * sizeof(float));
-            ggml_tensor *sc = ggml_add(ctx, ac, ggml_cont(ctx, bd));
-            sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(hd)));
-            sc = ggml_soft_max(ctx, sc);
-            ggml_tensor *vtt = ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3));  // [S, hd, H]
-            ggml_tensor *o = ggml_mul_mat(ctx, vtt, sc);                           // [hd, Tq, H]
-            o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), d, Tq);
-            o = linear(ctx, o, we.get(p + "self_attn.linear_out.weight"), we.get(p + "self_attn.linear_out.bias"));
-            xx = ggml_add(ctx, xx, o);
-            y = layer_norm(ctx, xx, we.get(p + "norm_ff.weight"), we.get(p + "norm_ff.bias"), 1e-12f);
-            y = linear(ctx, y, we.get(p + "feed_forward.w_1.weight"), we.get(p + "feed_forward.w_1.bias"));
-            y = ggml_silu(ctx, y);
-            y = linear(ctx, y, we.get(p + "feed_forward.w_2.weight"), we.get(p + "feed_forward.w_2.bias"));
-            return ggml_add(ctx, xx, y);
+            return blocks::conformer_layer(ctx, we, p, xx, cache, pe, Sc, H, hd, new_cache);
         };
 
         const float xscale = std::sqrt(static_cast<float>(d));
@@ -375,63 +335,15 @@ struct Token2Mel::Impl {
         for (int blk = 0; blk < D.depth; ++blk) {
             const std::string p = "estimator.blocks." + std::to_string(blk) + ".";
             const int slot = s * D.depth + blk;
-            auto chunk = [&](int j) {
-                return ggml_view_1d(ctx, ada[s], h, static_cast<size_t>(blk) * ada[s]->nb[1] + static_cast<size_t>(j) * h * sizeof(float));
-            };
-            auto modulate = [&](ggml_tensor *z, int jshift, int jscale) {
-                ggml_tensor *n = ggml_norm(ctx, z, 1e-6f);
-                return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
-            };
-            // attention (keys/values = [current ; prompt cache])
-            ggml_tensor *m1 = modulate(hx, 0, 1);
-            ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m1, wf.get(p + "attn.to_q.weight"), wf.get(p + "attn.to_q.bias")), dh, Hd, Tm);
-            ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m1, wf.get(p + "attn.to_k.weight"), wf.get(p + "attn.to_k.bias")), dh, Hd, Tm);
-            ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m1, wf.get(p + "attn.to_v.weight"), wf.get(p + "attn.to_v.bias")), dh, Hd, Tm);
-            q = layer_norm(ctx, q, wf.get(p + "attn.q_norm.weight"), wf.get(p + "attn.q_norm.bias"), 1e-5f);
-            k = layer_norm(ctx, k, wf.get(p + "attn.k_norm.weight"), wf.get(p + "attn.k_norm.bias"), 1e-5f);
-            q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, Tm, Hd]
-            k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
-            vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
+            ggml_tensor *mod = ggml_view_1d(ctx, ada[s], 9 * h, static_cast<size_t>(blk) * ada[s]->nb[1]);
             const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b) * est_att->nb[3];
-            ggml_tensor *kc = ggml_view_3d(ctx, est_att, dh, L, Hd, est_att->nb[1], est_att->nb[2], off);
-            ggml_tensor *vc = ggml_view_3d(ctx, est_att, dh, L, Hd, est_att->nb[1], est_att->nb[2], off + dh * sizeof(float));
-            ggml_tensor *kt = ggml_concat(ctx, k, kc, 1);  // [dh, Tm+L, Hd]
-            ggml_tensor *vt = ggml_concat(ctx, vv, vc, 1);
-            if (Tm + L > kDitMaxKeys) {
-                const int drop = Tm + L - kDitMaxKeys;
-                kt = ggml_cont(ctx, ggml_view_3d(ctx, kt, dh, kDitMaxKeys, Hd, kt->nb[1], kt->nb[2], drop * kt->nb[1]));
-                vt = ggml_view_3d(ctx, vt, dh, kDitMaxKeys, Hd, vt->nb[1], vt->nb[2], drop * vt->nb[1]);
-            }
-            ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, Tm, Hd]
-            sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
-            sc = ggml_soft_max(ctx, sc);
-            ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, Tm, Hd]
-            o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, Tm);
-            o = linear(ctx, o, wf.get(p + "attn.proj.weight"), wf.get(p + "attn.proj.bias"));
-            hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
-            // causal conv block with the per-(step, block, branch) 2-frame caches
-            ggml_tensor *m3 = modulate(hx, 6, 7);
-            const size_t coff = static_cast<size_t>(blk) * g->cnn_in->nb[2];
-            ggml_tensor *c1 = ggml_cont(ctx, ggml_view_2d(ctx, g->cnn_in, h, 2, g->cnn_in->nb[1], coff));
-            ggml_tensor *c2 = ggml_cont(ctx, ggml_view_2d(ctx, g->cnn_in, h, 2, g->cnn_in->nb[1], coff + h * sizeof(float)));
-            ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, Tm+2]
-            ggml_tensor *y = conv1d_ct(ctx, in1, wf.get(p + "conv.block.1.weight"), wf.get(p + "conv.block.1.bias"));
-            y = layer_norm(ctx, y, wf.get(p + "conv.block.3.weight"), wf.get(p + "conv.block.3.bias"), 1e-5f);
-            // Mish as the reference computes it: z·tanh(log(exp(z) + 1))
-            y = ggml_mul(ctx, y, ggml_tanh(ctx, ggml_log(ctx, ggml_scale_bias(ctx, ggml_exp(ctx, y), 1.0f, 1.0f))));
-            ggml_tensor *in2 = ggml_concat(ctx, c2, y, 1);
-            y = conv1d_ct(ctx, in2, wf.get(p + "conv.block.6.weight"), wf.get(p + "conv.block.6.bias"));
-            ggml_tensor *nc = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, Tm, 2)), ggml_cont(ctx, slice_t(ctx, in2, Tm, 2)), 0);
+            ggml_tensor *att = ggml_view_3d(ctx, est_att, 2 * dh, L, Hd, est_att->nb[1], est_att->nb[2], off);
+            ggml_tensor *cnn = ggml_view_2d(ctx, g->cnn_in, 2 * h, 2, g->cnn_in->nb[1], static_cast<size_t>(blk) * g->cnn_in->nb[2]);
+            ggml_tensor *nc = nullptr;
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc);
             ggml_set_output(nc);
             ggml_build_forward_expand(g->gf, nc);
             g->new_cnn.push_back(nc);  // [2h, 2]
-            hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
-            // MLP
-            ggml_tensor *m2 = modulate(hx, 3, 4);
-            y = linear(ctx, m2, wf.get(p + "mlp.fc1.weight"), wf.get(p + "mlp.fc1.bias"));
-            y = ggml_gelu(ctx, y);
-            y = linear(ctx, y, wf.get(p + "mlp.fc2.weight"), wf.get(p + "mlp.fc2.bias"));
-            hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
         }
         ggml_tensor *fshift = ggml_view_1d(ctx, fin[s], h, 0), *fscale = ggml_view_1d(ctx, fin[s], h, h * sizeof(float));
         ggml_tensor *nf = ggml_norm(ctx, hx, 1e-6f);
@@ -574,10 +486,7 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
         }
         // x += dt·(1.7·f_cond − 0.7·f_uncond), the same float ops the graph used to run
         const float dt = I.t_span[s + 1] - I.t_span[s];
-        for (size_t i = 0; i < x.size(); ++i) {
-            const float dphi = B == 2 ? f[0][i] * (1.0f + kCfgRate) - f[1][i] * kCfgRate : f[0][i];
-            x[i] = x[i] + dphi * dt;
-        }
+        blocks::euler_cfg_step(x.data(), f[0].data(), B == 2 ? f[1].data() : nullptr, x.size(), dt, kCfgRate);
     }
     tm.compute_ms += ms_since(t0);
 

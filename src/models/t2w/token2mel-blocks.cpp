@@ -1,0 +1,145 @@
+#include "models/t2w/token2mel-blocks.h"
+
+#include <cmath>
+
+#include "models/t2w/t2w-ops.h"
+
+namespace rtf::t2w::blocks {
+
+using ops::conv1d_ct;
+using ops::layer_norm;
+using ops::linear;
+using ops::slice_t;
+
+ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *y, ggml_tensor *cache,
+                         ggml_tensor *pe, int Sc, int H, int hd, ggml_tensor **new_cache) {
+    const int64_t d = static_cast<int64_t>(H) * hd;
+    const int64_t Tq = y->ne[1];
+    const int64_t S = Sc + Tq;
+    const int64_t Tp = 2 * S - 1;
+    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, y, w.get(p + "self_attn.linear_q.weight"), w.get(p + "self_attn.linear_q.bias")), hd, H, Tq);
+    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, y, w.get(p + "self_attn.linear_k.weight"), w.get(p + "self_attn.linear_k.bias")), hd, H, Tq);
+    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, w.get(p + "self_attn.linear_v.weight"), w.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
+    k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));  // [hd, Tq, H]
+    vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
+    ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
+    ggml_tensor *vc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], hd * sizeof(float)));
+    ggml_tensor *kt = ggml_concat(ctx, kc, k, 1);  // [hd, S, H]
+    ggml_tensor *vt = ggml_concat(ctx, vc, vv, 1);
+    *new_cache = ggml_concat(ctx, kt, vt, 0);  // [2hd, S, H]
+    ggml_tensor *qu = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, w.get(p + "self_attn.pos_bias_u")), 0, 2, 1, 3));
+    ggml_tensor *qv = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, w.get(p + "self_attn.pos_bias_v")), 0, 2, 1, 3));
+    ggml_tensor *ac = ggml_mul_mat(ctx, kt, qu);  // [S, Tq, H]
+    ggml_tensor *pp = linear(ctx, pe, w.get(p + "self_attn.linear_pos.weight"), nullptr);  // [d, Tp]
+    pp = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, pp, hd, H, Tp), 0, 2, 1, 3));  // [hd, Tp, H]
+    ggml_tensor *bd = ggml_mul_mat(ctx, pp, qv);  // [Tp, Tq, H]
+    // ESPnet rel-shift: BD[i][j] = BD'[i][j + Tq-1-i] for j < S (a strided view).
+    bd = ggml_view_3d(ctx, bd, S, Tq, H, (Tp - 1) * sizeof(float), bd->nb[2], (Tq - 1) * sizeof(float));
+    ggml_tensor *sc = ggml_add(ctx, ac, ggml_cont(ctx, bd));
+    sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(hd)));
+    sc = ggml_soft_max(ctx, sc);
+    ggml_tensor *vtt = ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3));  // [S, hd, H]
+    ggml_tensor *o = ggml_mul_mat(ctx, vtt, sc);                           // [hd, Tq, H]
+    o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), d, Tq);
+    return linear(ctx, o, w.get(p + "self_attn.linear_out.weight"), w.get(p + "self_attn.linear_out.bias"));
+}
+
+ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *x, ggml_tensor *cache,
+                             ggml_tensor *pe, int Sc, int H, int hd, ggml_tensor **new_cache) {
+    ggml_tensor *y = layer_norm(ctx, x, w.get(p + "norm_mha.weight"), w.get(p + "norm_mha.bias"), 1e-12f);
+    x = ggml_add(ctx, x, rel_pos_mha(ctx, w, p, y, cache, pe, Sc, H, hd, new_cache));
+    y = layer_norm(ctx, x, w.get(p + "norm_ff.weight"), w.get(p + "norm_ff.bias"), 1e-12f);
+    y = linear(ctx, y, w.get(p + "feed_forward.w_1.weight"), w.get(p + "feed_forward.w_1.bias"));
+    y = ggml_silu(ctx, y);
+    y = linear(ctx, y, w.get(p + "feed_forward.w_2.weight"), w.get(p + "feed_forward.w_2.bias"));
+    return ggml_add(ctx, x, y);
+}
+
+ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_tensor *t, int freq_dim, int hidden) {
+    ggml_tensor *temb = ggml_timestep_embedding(ctx, ggml_scale(ctx, t, 1000.0f), freq_dim, 10000);
+    ggml_tensor *c = linear(ctx, temb, w.get("estimator.t_embedder.mlp.0.weight"), w.get("estimator.t_embedder.mlp.0.bias"));
+    c = linear(ctx, ggml_silu(ctx, c), w.get("estimator.t_embedder.mlp.2.weight"), w.get("estimator.t_embedder.mlp.2.bias"));
+    return ggml_silu(ctx, ggml_reshape_1d(ctx, c, hidden));
+}
+
+ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
+                           int Hd, int dh, int max_keys) {
+    const int64_t h = static_cast<int64_t>(Hd) * dh;
+    const int64_t T = m->ne[1];
+    const int64_t L = cache->ne[1];
+    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m, w.get(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T);
+    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m, w.get(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T);
+    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m, w.get(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T);
+    q = layer_norm(ctx, q, w.get(p + "attn.q_norm.weight"), w.get(p + "attn.q_norm.bias"), 1e-5f);
+    k = layer_norm(ctx, k, w.get(p + "attn.k_norm.weight"), w.get(p + "attn.k_norm.bias"), 1e-5f);
+    q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd]
+    k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
+    vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
+    ggml_tensor *kc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], 0);
+    ggml_tensor *vc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], dh * sizeof(float));
+    ggml_tensor *kt = ggml_concat(ctx, k, kc, 1);  // [dh, T+L, Hd]
+    ggml_tensor *vt = ggml_concat(ctx, vv, vc, 1);
+    if (T + L > max_keys) {
+        const int64_t drop = T + L - max_keys;
+        kt = ggml_cont(ctx, ggml_view_3d(ctx, kt, dh, max_keys, Hd, kt->nb[1], kt->nb[2], drop * kt->nb[1]));
+        vt = ggml_view_3d(ctx, vt, dh, max_keys, Hd, vt->nb[1], vt->nb[2], drop * vt->nb[1]);
+    }
+    ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, T, Hd]
+    sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
+    sc = ggml_soft_max(ctx, sc);
+    ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, T, Hd]
+    o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T);
+    return linear(ctx, o, w.get(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
+}
+
+ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
+                       ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys) {
+    const int64_t h = static_cast<int64_t>(Hd) * dh;
+    const int64_t T = hx->ne[1];
+    auto chunk = [&](int j) { return ggml_view_1d(ctx, mod, h, static_cast<size_t>(j) * h * sizeof(float)); };
+    auto modulate = [&](ggml_tensor *z, int jshift, int jscale) {
+        ggml_tensor *n = ggml_norm(ctx, z, 1e-6f);
+        return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
+    };
+    // attention (keys/values = [current ; prompt cache])
+    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys);
+    hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
+    // causal conv block with the 2-frame caches
+    ggml_tensor *m3 = modulate(hx, 6, 7);
+    ggml_tensor *c1 = ggml_cont(ctx, ggml_view_2d(ctx, cnn_cache, h, 2, cnn_cache->nb[1], 0));
+    ggml_tensor *c2 = ggml_cont(ctx, ggml_view_2d(ctx, cnn_cache, h, 2, cnn_cache->nb[1], h * sizeof(float)));
+    ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, T+2]
+    ggml_tensor *y = conv1d_ct(ctx, in1, w.get(p + "conv.block.1.weight"), w.get(p + "conv.block.1.bias"));
+    y = layer_norm(ctx, y, w.get(p + "conv.block.3.weight"), w.get(p + "conv.block.3.bias"), 1e-5f);
+    // Mish as the reference computes it: z·tanh(log(exp(z) + 1))
+    y = ggml_mul(ctx, y, ggml_tanh(ctx, ggml_log(ctx, ggml_scale_bias(ctx, ggml_exp(ctx, y), 1.0f, 1.0f))));
+    ggml_tensor *in2 = ggml_concat(ctx, c2, y, 1);
+    y = conv1d_ct(ctx, in2, w.get(p + "conv.block.6.weight"), w.get(p + "conv.block.6.bias"));
+    *new_cnn = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, T, 2)), ggml_cont(ctx, slice_t(ctx, in2, T, 2)), 0);  // [2h, 2]
+    hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
+    // MLP
+    ggml_tensor *m2 = modulate(hx, 3, 4);
+    y = linear(ctx, m2, w.get(p + "mlp.fc1.weight"), w.get(p + "mlp.fc1.bias"));
+    y = ggml_gelu(ctx, y);
+    y = linear(ctx, y, w.get(p + "mlp.fc2.weight"), w.get(p + "mlp.fc2.bias"));
+    return ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
+}
+
+std::vector<float> flow_time_span(int N) {
+    std::vector<float> t(static_cast<size_t>(N) + 1);
+    for (int i = 0; i <= N; ++i) {
+        const float u = static_cast<float>(i) / static_cast<float>(N);
+        t[i] = 1.0f - std::cos(u * 0.5f * 3.14159265358979323846f);
+    }
+    return t;
+}
+
+void euler_cfg_step(float *x, const float *f_cond, const float *f_uncond, size_t n, float dt, float rate) {
+    // the same float ops the first (graph) version ran
+    for (size_t i = 0; i < n; ++i) {
+        const float dphi = f_uncond ? f_cond[i] * (1.0f + rate) - f_uncond[i] * rate : f_cond[i];
+        x[i] = x[i] + dphi * dt;
+    }
+}
+
+}  // namespace rtf::t2w::blocks

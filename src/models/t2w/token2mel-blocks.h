@@ -1,0 +1,71 @@
+#pragma once
+// The per-block graph builders and the host solver step of token2mel, in their own file
+// (internal to the t2w engine) so that tests/t2w/test-t2w-blocks.cpp can build each block
+// on tiny random weights and check it against plain loops. token2mel.cpp builds its encoder
+// and DiT graphs from exactly these functions; nothing here owns memory or a backend.
+//
+// Layout: activations "ct" (ne = [C, T], channel fastest), weights named as in the GGUF
+// files (spec minicpmo45-speak-path.md §1.5, §1.7) and looked up in `w` under `prefix`
+// (e.g. "encoders.3." or "estimator.blocks.7."): a missing tensor throws rtf::Error(Usage)
+// naming the file and tensor (GgufWeights::get).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ggml.h>
+
+#include "models/t2w/t2w-model.h"
+
+namespace rtf::t2w::blocks {
+
+constexpr float kCfgRate = 0.7f;   // classifier-free guidance rate (spec §3.5)
+constexpr int kDitMaxKeys = 600;   // TOKEN2WAV_FM_MAX_T_CACHE default (spec §3.6)
+
+// ---------------- encoder (spec §3.4)
+
+// ESPnet relative-position multi-head self-attention, chunk mode (no mask), up to and
+// including linear_out. y [d, Tq] (already layer-normed); cache ne = [2·hd, ≥Sc, H]: per
+// head K‖V of the cached keys, of which the first Sc time entries are read; pe [d, 2S-1]
+// with S = Sc + Tq (row r = relative position S-1-r, dsp::rel_pos_table). Returns [d, Tq];
+// *new_cache = K‖V of [cache ; current], ne = [2·hd, S, H].
+ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *y,
+                         ggml_tensor *cache, ggml_tensor *pe, int Sc, int n_heads, int head_dim, ggml_tensor **new_cache);
+
+// One conformer layer (pre-norm, no macaron, no conv module):
+//   x += MHA(LN_1e-12(x)); x += W2·SiLU(W1·LN_1e-12(x)).
+// Arguments as rel_pos_mha; x [d, Tq] -> [d, Tq].
+ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
+                             ggml_tensor *cache, ggml_tensor *pe, int Sc, int n_heads, int head_dim,
+                             ggml_tensor **new_cache);
+
+// ---------------- DiT estimator (spec §3.6)
+
+// SiLU(c) [h] of the time condition c = mlp.2(SiLU(mlp.0(emb(1000·t)))); t ne = [1].
+// `w` = flow_matching.gguf (names "estimator.t_embedder.*").
+ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_tensor *t, int freq_dim, int hidden);
+
+// DiT self-attention up to and including proj. m [h, T] (modulated); cache ne =
+// [2·dh, L, H]: per head K‖V of the cached context. Keys/values = [current ; cached]; when
+// T + L > max_keys only the last max_keys of that sequence are kept. Returns [h, T].
+ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *m,
+                           ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys);
+
+// One DiT block. x [h, T]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
+// gate_msa, shift_mlp, scale_mlp, gate_mlp, shift_conv, scale_conv, gate_conv); att_cache
+// as dit_attention; cnn_cache ne = [2·h, 2]: the 2 cached input frames of conv1 (channels
+// [0, h)) and conv2 ([h, 2h)). Returns x' [h, T]; *new_cnn ne = [2·h, 2] = the last 2
+// input frames of conv1 and conv2.
+ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
+                       ggml_tensor *mod, ggml_tensor *att_cache, ggml_tensor *cnn_cache, int n_heads, int head_dim,
+                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys);
+
+// ---------------- flow-matching solver (spec §3.5, host side)
+
+// t_i = 1 - cos(π·i/(2N)), i = 0..N (float arithmetic as the reference).
+std::vector<float> flow_time_span(int n_steps);
+
+// One Euler step in place: x += dt·f, f = (1+rate)·f_cond - rate·f_uncond, or f = f_cond
+// when f_uncond is null (CFG off). All three arrays hold n floats.
+void euler_cfg_step(float *x, const float *f_cond, const float *f_uncond, size_t n, float dt, float rate = kCfgRate);
+
+}  // namespace rtf::t2w::blocks
