@@ -262,6 +262,13 @@ ConfigResult ConfigRunner::finish() {
         }
     }
     for (auto &run : r.runs) run.out.trace = nullptr;
+    // One run record per config is enough for the report's per-chunk charts; all of them
+    // would multiply the JSON by the run count.
+    bool kept = false;
+    for (auto it = r.runs.rbegin(); it != r.runs.rend(); ++it) {
+        if (!kept && !it->warmup && it->ok && it->out.record.is_object()) kept = true;
+        else it->out.record = nullptr;
+    }
     return std::move(r_);
 }
 
@@ -361,6 +368,7 @@ nlohmann::json to_json(const ConfigResult &r) {
             j["wall_ms"] = run.out.t_end_ms - run.out.t_start_ms;
             j["metrics"] = run.out.metrics;
             j["stages"] = stages;
+            if (run.out.record.is_object()) j["run"] = run.out.record;
             j["quality"] = {{"checked", run.out.quality_checked},
                             {"passed", run.out.quality_checked ? nlohmann::json(run.out.quality_passed) : nlohmann::json(nullptr)},
                             {"note", run.out.quality_note},

@@ -6,6 +6,7 @@
 #include "core/parse.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/synthetic.h"
+#include "profile/metrics.h"
 #include "profile/trace.h"
 
 namespace rtf::bench {
@@ -114,6 +115,7 @@ public:
             r.stages.push_back(f);
         }
         r.quality_note = "not checked: synthetic stages make no audio or tokens";
+        r.record = prof::to_json(res.record);  // on either clock: its times are self-consistent
         // The trace only on a real clock: its timestamps then share the device samples' clock.
         if (!virtual_) {
             r.trace = prof::chrome_trace(res.record, &res.metrics.starvation);

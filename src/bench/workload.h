@@ -59,6 +59,10 @@ struct RunOutput {
     double t_start_ms = 0, t_end_ms = 0;
     nlohmann::json trace;            // optional (null): Chrome trace, timestamps in us since trace_t0_ms
     double trace_t0_ms = 0;          // the trace's zero on prof::default_clock()
+    // Optional (null): the raw run record as prof::to_json(RunRecord) writes it (stages with
+    // events, per-chunk arrivals and spans), so reports can draw the Gantt and per-chunk
+    // charts of a bench run. Kept in the result for the last measured run only (like the trace).
+    nlohmann::json record;
 };
 
 class Workload {

@@ -105,6 +105,9 @@ void add_demo_command(CLI::App &app, Action &action) {
                 "the full pipeline, print the metrics with the bottleneck named. Writes demo.wav, demo.json and "
                 "demo.trace.json to --out-dir");
     add_speak_options(sub, d->opts);
+    // The shared flags document `rtf speak`'s defaults; the demo's work size differs.
+    sub->get_option("--max-audio-s")->default_str("6");
+    sub->get_option("--min-audio-s")->default_str("6");
     sub->add_option("--scale", d->scale, "Twin kit scale when generating: tiny (seconds) or cpu (full-shape TTS "
                                          "and Token2Wav, Qwen3-0.6B-shaped LLM)")
         ->default_str(d->scale)->check(CLI::IsMember({"tiny", "cpu"}))->group("demo");

@@ -12,6 +12,7 @@
 #include "cli/speak-options.h"
 #include "core/error.h"
 #include "profile/clock.h"
+#include "profile/metrics.h"
 #include "profile/trace.h"
 #include "quality/audio-checks.h"
 #include "quality/token-checks.h"
@@ -119,6 +120,7 @@ public:
             out.quality_note = engines_->kit.is_twin ? "passed (twin: level/DC/speech-likeness checks off)" : "passed";
         }
         out.trace = prof::chrome_trace(r.run.record, &r.run.metrics.starvation);
+        out.record = prof::to_json(r.run.record);
         out.trace_t0_ms = r.run.record.t0_ms;
         return out;
     }

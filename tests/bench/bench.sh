@@ -34,7 +34,14 @@ for m in ("rtf", "first_audio_ms", "starvation.count", "rtf_stage.t2w"):
     assert s["n"] == 3 and s["min"] <= s["median"] <= s["max"], (m, s)
 assert any(r["what"] == "pipeline (overlap)" for r in c["leverage"])
 assert "device.cpu.duty_cycle" in c["summary"], list(c["summary"])
+# one raw run record per config (the last measured run): the report's per-chunk charts
+with_rec = [r for r in c["runs"] if "run" in r]
+assert len(with_rec) == 1 and with_rec[0] is [r for r in c["runs"] if not r["warmup"]][-1], [r["index"] for r in with_rec]
+assert len(with_rec[0]["run"]["chunks"]) == 3 and len(with_rec[0]["run"]["stages"]) == 3
 PY
+expect_rc 0 '' -- report "$TMP/a.json" -o "$TMP/a.html"
+grep -q 'Gantt' "$TMP/a.html" && ! grep -q 'no per-chunk records' "$TMP/a.html" && echo "ok: bench report has the Gantt" ||
+  { echo "FAIL: bench report lacks the per-chunk charts"; fails=$((fails+1)); }
 grep -q '^label,' "$TMP/a.csv" || { echo "FAIL: CSV header"; fails=$((fails+1)); }
 grep -q 'Leverage' "$TMP/a.md" || { echo "FAIL: Markdown leverage"; fails=$((fails+1)); }
 grep -q '"ph": *"C"' "$TMP/t.json" || { echo "FAIL: trace lacks device counters"; fails=$((fails+1)); }
