@@ -91,10 +91,12 @@ Monitor::~Monitor() {
 
 void Monitor::tick() {
     double t = now_();
+    std::vector<DeviceReading> seen;  // only kept for on_tick_
     for (auto &s : samplers_) {
         if (!s) continue;
         try {
             for (auto &r : s->sample(t)) {
+                if (on_tick_) seen.push_back(r);
                 DeviceTimeline *tl = nullptr;
                 for (auto &x : timelines_)
                     if (x.device == r.device) tl = &x;
@@ -109,6 +111,7 @@ void Monitor::tick() {
             s.reset();
         }
     }
+    if (on_tick_) on_tick_(t, seen);
 }
 
 void Monitor::loop() {

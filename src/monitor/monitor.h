@@ -65,6 +65,14 @@ public:
     Monitor(const Monitor &) = delete;
     Monitor &operator=(const Monitor &) = delete;
 
+    // Called after every tick with that tick's readings (all devices), e.g. for a live
+    // progress line (`rtf sample`). Runs on the sampling thread (the final tail tick: on
+    // stop()'s caller), so it must be quick and synchronise what it touches. Set it before
+    // start(); the first reading that start() takes only primes the CPU deltas and is not
+    // passed on. It must not throw. Optional: bench does not use it.
+    using TickFn = std::function<void(double t_ms, const std::vector<DeviceReading> &readings)>;
+    void on_tick(TickFn fn) { on_tick_ = std::move(fn); }
+
     void start();
     MonitorReport stop();
     const std::map<std::string, std::string> &sampler_status() const { return status_; }
@@ -74,6 +82,7 @@ private:
     void loop();
     MonitorConfig cfg_;
     NowFn now_;
+    TickFn on_tick_;
     std::vector<std::unique_ptr<Sampler>> samplers_;
     std::map<std::string, std::string> status_;
     std::vector<DeviceTimeline> timelines_;
