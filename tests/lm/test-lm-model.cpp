@@ -335,7 +335,26 @@ TEST_F(Tts, MissingOrMisshapedTensorsAreSetupErrors) {
     }
     TtsConfig c = config();
     c.model_path = "/nonexistent/tts.gguf";
-    EXPECT_NE(error_of([&] { TtsEngine t(c); }).find("/nonexistent/tts.gguf"), std::string::npos);
+    ErrorKind k{};
+    EXPECT_NE(error_of([&] { TtsEngine t(c); }, &k).find("/nonexistent/tts.gguf"), std::string::npos);
+    EXPECT_EQ(k, ErrorKind::Setup);
+}
+
+TEST_F(Tts, TruncatedFileFailsNamingTheFirstCutTensor) {
+    const std::string d = test::temp_dir("tts-cut");
+    test::write_tiny_tts(d, {});
+    TtsConfig c = config();
+    c.model_path = d + "/tts/MiniCPM-o-4_5-tts-F16.gguf";
+    // Cut the file in the middle of its data: the engine must refuse it before reading any
+    // tensor, and name the first tensor (in file order) that lost bytes.
+    const auto size = fs::file_size(c.model_path);
+    fs::resize_file(c.model_path, size / 2);
+    ErrorKind k{};
+    const std::string m = error_of([&] { TtsEngine t(c); }, &k);
+    EXPECT_EQ(k, ErrorKind::Setup) << m;
+    EXPECT_NE(m.find(c.model_path + ": truncated"), std::string::npos) << m;
+    EXPECT_NE(m.find("' is cut off"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::to_string(size / 2)), std::string::npos) << m;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // GgufFile — read-only view of a GGUF file's header (key/values and tensor infos), without
-// loading tensor data. Used by the layout check, `rtf inspect`, `rtf twin --like` and the
+// loading tensor data. The one GGUF parser of rtfkit: used by the layout check, `rtf inspect`,
+// `rtf twin --like`, and (through MappedGguf, mapped-gguf.h, which adds the tensor data) the
 // engines' loaders.
 //
 // Usage:

@@ -46,7 +46,7 @@ std::string default_tts_cache_dir(const std::string &tts_path) {
 }
 
 std::string ensure_derived_tts_model(const TtsWeights &w, const std::string &cache_dir) {
-    const GgufFile &src = w.tts_file();
+    const gguf::MappedGguf &src = w.tts_file();
     const auto &d = w.dims();
     struct stat st {};
     if (::stat(src.path().c_str(), &st) != 0) throw_setup("cannot stat " + src.path());
@@ -68,7 +68,7 @@ std::string ensure_derived_tts_model(const TtsWeights &w, const std::string &cac
 
     // Metadata: the TTS file's, without its text tokenizer.
     std::unique_ptr<gguf_context, GgufFree> dst(gguf_init_empty());
-    gguf_set_kv(dst.get(), src.meta());
+    gguf_set_kv(dst.get(), src.header().ctx());
     std::vector<std::string> drop;
     for (int64_t i = 0; i < gguf_get_n_kv(dst.get()); ++i) {
         const std::string k = gguf_get_key(dst.get(), i);
@@ -86,16 +86,16 @@ std::string ensure_derived_tts_model(const TtsWeights &w, const std::string &cac
         const void *data;  // source bytes (nullptr: output.weight, transposed on write)
     };
     std::vector<Item> items;
-    const gguf_context *sm = src.meta();
+    const gguf_context *sm = src.header().ctx();
     for (int64_t i = 0; i < gguf_get_n_tensors(sm); ++i) {
         const std::string n = gguf_get_tensor_name(sm, i);
         if (n.rfind("blk.", 0) == 0 || n == "output_norm.weight") items.push_back({n, src.find(n)->data});
     }
-    const GgufTensor emb_code = *src.find("emb_code.0.weight");
+    const gguf::MappedTensor emb_code = *src.find("emb_code.0.weight");
     const size_t n_ctx_bytes = (items.size() + 2) * ggml_tensor_overhead();
     std::unique_ptr<ggml_context, GgmlFree> gctx(ggml_init({n_ctx_bytes, nullptr, /*no_alloc=*/true}));
     for (const auto &it : items) {
-        const GgufTensor t = *src.find(it.name);
+        const gguf::MappedTensor t = *src.find(it.name);
         ggml_tensor *gt = ggml_new_tensor(gctx.get(), t.type, 4, t.ne.data());
         ggml_set_name(gt, it.name.c_str());
         gguf_add_tensor(dst.get(), gt);

@@ -8,7 +8,7 @@
 namespace rtf::lm {
 
 namespace {
-void row_to_f32(const GgufTensor &t, int64_t row, float *out) {
+void row_to_f32(const gguf::MappedTensor &t, int64_t row, float *out) {
     const int64_t n = t.ne[0];
     if (t.type == GGML_TYPE_F32) {
         std::memcpy(out, static_cast<const float *>(t.data) + row * n, static_cast<size_t>(n) * sizeof(float));
@@ -16,13 +16,17 @@ void row_to_f32(const GgufTensor &t, int64_t row, float *out) {
         ggml_fp16_to_fp32_row(static_cast<const ggml_fp16_t *>(t.data) + row * n, out, n);
     }
 }
+
+std::string architecture(const gguf::MappedGguf &f) {
+    return f.header().find_string("general.architecture").value_or("");
+}
 }  // namespace
 
 std::string TtsWeights::default_projector_path(const std::string &tts_path) {
     return (std::filesystem::path(tts_path).parent_path() / "MiniCPM-o-4_5-projector-F16.gguf").string();
 }
 
-const float *TtsWeights::as_f32(const GgufTensor &t) {
+const float *TtsWeights::as_f32(const gguf::MappedTensor &t) {
     if (t.type == GGML_TYPE_F32) return static_cast<const float *>(t.data);
     const int64_t n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
     owned_.emplace_back(static_cast<size_t>(n));
@@ -31,10 +35,10 @@ const float *TtsWeights::as_f32(const GgufTensor &t) {
 }
 
 TtsWeights::TtsWeights(const std::string &tts_path, const std::string &projector_path) {
-    tts_ = std::make_unique<GgufFile>(tts_path);
-    const GgufFile &f = *tts_;
-    if (f.architecture() != "llama")
-        throw_setup(tts_path + ": general.architecture is '" + f.architecture() + "', expected 'llama' (MiniCPM-o TTS)");
+    tts_ = std::make_unique<gguf::MappedGguf>(tts_path);
+    const gguf::MappedGguf &f = *tts_;
+    if (architecture(f) != "llama")
+        throw_setup(tts_path + ": general.architecture is '" + architecture(f) + "', expected 'llama' (MiniCPM-o TTS)");
     const auto F32 = GGML_TYPE_F32, F16 = GGML_TYPE_F16;
     dims_.n_layer = static_cast<int>(f.require_int("llama.block_count"));
     dims_.n_embd = static_cast<int>(f.require_int("llama.embedding_length"));
@@ -59,11 +63,11 @@ TtsWeights::TtsWeights(const std::string &tts_path, const std::string &projector
 
     const std::string pp = projector_path.empty() ? default_projector_path(tts_path) : projector_path;
     std::string prefix;
-    const GgufFile *pf = nullptr;
+    const gguf::MappedGguf *pf = nullptr;
     if (std::filesystem::is_regular_file(pp)) {
-        proj_ = std::make_unique<GgufFile>(pp);
-        if (proj_->architecture() != "projector")
-            throw_setup(pp + ": general.architecture is '" + proj_->architecture() + "', expected 'projector'");
+        proj_ = std::make_unique<gguf::MappedGguf>(pp);
+        if (architecture(*proj_) != "projector")
+            throw_setup(pp + ": general.architecture is '" + architecture(*proj_) + "', expected 'projector'");
         pf = proj_.get();
         projector_source_ = pp;
     } else if (!projector_path.empty()) {

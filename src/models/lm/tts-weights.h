@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/lm/gguf-file.h"
+#include "models/gguf/mapped-gguf.h"
 
 namespace rtf::lm {
 
@@ -30,7 +30,7 @@ public:
     TtsWeights(const std::string &tts_path, const std::string &projector_path);
 
     const TtsDims &dims() const { return dims_; }
-    const GgufFile &tts_file() const { return *tts_; }
+    const gguf::MappedGguf &tts_file() const { return *tts_; }
     const std::string &projector_source() const { return projector_source_; }
 
     void text_row(int32_t id, float *out) const;  // emb_text[id]; throws Usage if out of range
@@ -46,12 +46,12 @@ public:
     static std::string default_projector_path(const std::string &tts_path);
 
 private:
-    const float *as_f32(const GgufTensor &t);  // F32: into the mapping; F16: converted copy
+    const float *as_f32(const gguf::MappedTensor &t);  // F32: into the mapping; F16: converted copy
 
-    std::unique_ptr<GgufFile> tts_;
-    std::unique_ptr<GgufFile> proj_;
+    std::unique_ptr<gguf::MappedGguf> tts_;
+    std::unique_ptr<gguf::MappedGguf> proj_;
     TtsDims dims_;
-    GgufTensor emb_text_, emb_code_;
+    gguf::MappedTensor emb_text_, emb_code_;
     const float *head_ = nullptr;
     const float *w1_ = nullptr, *b1_ = nullptr, *w2_ = nullptr, *b2_ = nullptr;
     std::string projector_source_;
