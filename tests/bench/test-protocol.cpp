@@ -168,6 +168,25 @@ TEST(AB, InterleavedOrderAndComparison) {
     EXPECT_FALSE(c.test.possible);  // 3 vs 3 runs
 }
 
+TEST(Compare, OneGivenKnobWithItsEffectsIsOneChange) {
+    // The speak workload records the knobs it was given (/knobs/...) and the effective
+    // config they produce: one --ab knob appears twice in the diff but is one change.
+    ProtocolConfig pc;
+    pc.runs = 3;
+    auto a = to_json(run_mock({{"rtf", "0.50"}}, pc));
+    auto b = a;
+    a["workload_config"] = {{"knobs", {{"schedule", "pipelined"}}}, {"pipeline", {{"schedule", "pipelined"}}}};
+    b["workload_config"] = {{"knobs", {{"schedule", "sequential"}}}, {"pipeline", {{"schedule", "sequential"}}}};
+    auto c = compare_results(a, b, 0.03);
+    EXPECT_EQ(c.knob_diffs.size(), 2u);  // both listed
+    for (const auto &n : c.notes) EXPECT_EQ(n.find("knobs differ"), std::string::npos) << n;
+    b["workload_config"]["knobs"]["d1"] = "1";  // a second given knob: now two changes
+    auto c2 = compare_results(a, b, 0.03);
+    bool note = false;
+    for (const auto &n : c2.notes) note = note || n.find("2 knobs differ") != std::string::npos;
+    EXPECT_TRUE(note);
+}
+
 TEST(Compare, NoiseKnobsAndSignificance) {
     ProtocolConfig pc;
     pc.runs = 5;
