@@ -9,6 +9,17 @@ expect_rc 0 'ok +.*flow_extra.gguf' -- inspect "$K/token2wav-gguf/flow_extra.ggu
 "$RTF" inspect "$K" --json "$TMP/inspect.json" >/dev/null
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["pass"] and len(j["files"])==3, j' "$TMP/inspect.json" \
   && echo "ok: inspect --json" || { echo "FAIL: inspect --json"; fails=$((fails+1)); }
+# --tensors: every tensor with type, shape and bytes; the bytes add up to the data section
+expect_rc 0 'token_embd.weight  f16  \[128, 151748\]  38847488 B' -- inspect "$K/MiniCPM-o-4_5-F16.gguf" --tensors
+"$RTF" inspect "$K/MiniCPM-o-4_5-F16.gguf" --tensors --json "$TMP/tensors.json" >/dev/null
+python3 - "$TMP/tensors.json" "$K/MiniCPM-o-4_5-F16.gguf" <<'PY' && echo "ok: inspect --tensors JSON" || { echo "FAIL: inspect --tensors JSON"; fails=$((fails+1)); }
+import json, os, sys
+f = json.load(open(sys.argv[1]))["files"][0]
+t = f["tensors"]
+assert len(t) == f["n_tensors"] and all(x["bytes"] > 0 and x["type"] and x["shape"].startswith("[") for x in t), t[:2]
+total = sum(x["bytes"] for x in t)
+assert 0 < os.path.getsize(sys.argv[2]) - total < 16 << 20, (os.path.getsize(sys.argv[2]), total)  # header + padding
+PY
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["scale"]=="tiny" and len(j["files"])==3 and j["dims"]["llm"]["n_embd"]==128, j' "$K/rtf-kit.json" \
   && echo "ok: rtf-kit.json" || { echo "FAIL: rtf-kit.json"; fails=$((fails+1)); }
 
