@@ -351,12 +351,13 @@ TEST_F(TinyKit, MalformedOrMismatchingFilesAreUsageErrors) {
     const std::string bad = dir + "-bad";
     fs::create_directories(bad);
     for (auto &e : fs::directory_iterator(dir)) fs::copy_file(e.path(), bad + "/" + e.path().filename().string(), fs::copy_options::overwrite_existing);
-    auto expect_usage = [&](const char *what) {
+    auto expect_usage = [&](const char *what, const std::string &needle = "") {
         try {
             T2wModel::load(bad);
             ADD_FAILURE() << "no error for " << what;
         } catch (const rtf::Error &e) {
             EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage) << what;
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << what << ": " << e.what();
         }
     };
     {  // garbage
@@ -367,7 +368,8 @@ TEST_F(TinyKit, MalformedOrMismatchingFilesAreUsageErrors) {
     {  // truncated
         fs::resize_file(bad + "/flow_matching.gguf", fs::file_size(bad + "/flow_matching.gguf") / 2);
     }
-    expect_usage("truncated flow_matching.gguf");
+    // refused from the header, before any allocation, naming the file and the first cut tensor
+    expect_usage("truncated flow_matching.gguf", "flow_matching.gguf: truncated: tensor '");
     fs::copy_file(dir + "/flow_matching.gguf", bad + "/flow_matching.gguf", fs::copy_options::overwrite_existing);
     {  // mismatching: a prompt cache written for another model width
         test::TinyKitDims k;

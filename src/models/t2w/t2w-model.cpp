@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "models/backend-devices.h"
+#include "models/gguf/gguf-file.h"
 
 namespace rtf::t2w {
 
@@ -66,66 +67,44 @@ int count_blocks(const GgufWeights &w, const std::string &prefix, const std::str
 
 std::unique_ptr<GgufWeights> load_gguf(const std::string &path, ggml_backend_dev_t dev) {
     if (!fs::exists(path)) throw_usage("token2wav: missing file " + path);
+    // The project's one GGUF parser reads the header (bad magic / corrupt header -> Usage
+    // naming the file); a short file is refused before anything is allocated, naming the
+    // first tensor it cuts.
+    auto hdr = std::make_shared<gguf::GgufFile>(path);
+    if (const gguf::TensorInfo *cut = hdr->first_cut_tensor()) {
+        throw_usage(path + ": truncated: tensor '" + cut->name + "' needs bytes up to " +
+                    std::to_string(hdr->data_offset() + cut->offset + cut->nbytes) + " but the file has " +
+                    std::to_string(hdr->file_size()));
+    }
     auto w = std::make_unique<GgufWeights>();
     w->path = path;
-    ggml_context *meta = nullptr;
-    gguf_init_params ip{/*no_alloc=*/true, /*ctx=*/&meta};
-    gguf_context *g = gguf_init_from_file(path.c_str(), ip);
-    if (!g) throw_usage(path + ": not a readable GGUF file (bad magic, truncated or corrupt)");
-    const int64_t n = gguf_get_n_tensors(g);
-    ggml_init_params cp{static_cast<size_t>(n + 1) * ggml_tensor_overhead(), nullptr, true};
+    w->header = hdr;
+    const auto &infos = hdr->tensors();
+    ggml_init_params cp{(infos.size() + 1) * ggml_tensor_overhead(), nullptr, true};
     w->ctx = ggml_init(cp);
-    for (int64_t i = 0; i < n; ++i) {
-        const char *name = gguf_get_tensor_name(g, i);
-        ggml_tensor *src = ggml_get_tensor(meta, name);
-        ggml_tensor *dst = ggml_dup_tensor(w->ctx, src);
-        ggml_set_name(dst, name);
-        w->tensors[name] = dst;
+    for (const auto &ti : infos) {
+        ggml_tensor *t = ggml_new_tensor_4d(w->ctx, ti.type, ti.ne[0], ti.ne[1], ti.ne[2], ti.ne[3]);
+        ggml_set_name(t, ti.name.c_str());
+        w->tensors[ti.name] = t;
     }
     ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(dev);
     w->buffer = ggml_backend_alloc_ctx_tensors_from_buft(w->ctx, buft);
-    if (!w->buffer && n > 0) {
-        gguf_free(g);
-        ggml_free(meta);
-        throw_setup(path + ": cannot allocate the weights on device " + ggml_backend_dev_name(dev));
-    }
+    if (!w->buffer && !infos.empty()) throw_setup(path + ": cannot allocate the weights on device " + ggml_backend_dev_name(dev));
     if (w->buffer) ggml_backend_buffer_set_usage(w->buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
-    FILE *f = std::fopen(path.c_str(), "rb");
-    if (!f) {
-        gguf_free(g);
-        ggml_free(meta);
-        throw_usage(path + ": cannot open");
-    }
-    const size_t data_off = gguf_get_data_offset(g);
+    std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!f) throw_usage(path + ": cannot open");
     const bool host = w->buffer && ggml_backend_buffer_is_host(w->buffer);
     std::vector<char> staging;
-    std::string err;
-    for (int64_t i = 0; i < n && err.empty(); ++i) {
-        const char *name = gguf_get_tensor_name(g, i);
-        ggml_tensor *t = w->tensors[name];
+    for (const auto &ti : infos) {
+        ggml_tensor *t = w->tensors[ti.name];
         const size_t nbytes = ggml_nbytes(t);
-        const size_t off = data_off + gguf_get_tensor_offset(g, i);
-        if (std::fseek(f, static_cast<long>(off), SEEK_SET) != 0) {
-            err = "seek failed";
-            break;
-        }
-        char *dst = nullptr;
-        if (host) {
-            dst = static_cast<char *>(t->data);
-        } else {
-            staging.resize(nbytes);
-            dst = staging.data();
-        }
-        if (std::fread(dst, 1, nbytes, f) != nbytes) {
-            err = std::string("truncated data of tensor '") + name + "'";
-            break;
-        }
+        if (std::fseek(f.get(), static_cast<long>(hdr->data_offset() + ti.offset), SEEK_SET) != 0)
+            throw_usage(path + ": cannot seek to tensor '" + ti.name + "'");
+        char *dst = host ? static_cast<char *>(t->data) : (staging.resize(nbytes), staging.data());
+        // The header check above makes a short read a file that shrank while loading.
+        if (std::fread(dst, 1, nbytes, f.get()) != nbytes) throw_usage(path + ": truncated data of tensor '" + ti.name + "'");
         if (!host) ggml_backend_tensor_set(t, dst, 0, nbytes);
     }
-    std::fclose(f);
-    gguf_free(g);
-    ggml_free(meta);
-    if (!err.empty()) throw_usage(path + ": " + err);
     return w;
 }
 
@@ -375,18 +354,12 @@ void T2wModel::infer_dims() {
 void T2wModel::load_prompt() {
     const GgufWeights &p = *prompt_w_;
     // KV: n_timesteps / temperature (the only two the reference reads).
-    gguf_init_params ip{true, nullptr};
-    gguf_context *g = gguf_init_from_file(p.path.c_str(), ip);
-    if (!g) throw_usage(p.path + ": not a readable GGUF file");
-    const int64_t kn = gguf_find_key(g, "mtmd.prompt_cache.n_timesteps");
-    const int64_t kt = gguf_find_key(g, "mtmd.prompt_cache.temperature");
-    if (kn < 0 || gguf_get_kv_type(g, kn) != GGUF_TYPE_INT32) {
-        gguf_free(g);
+    const gguf::GgufFile &g = *p.header;
+    if (!g.has_key("mtmd.prompt_cache.n_timesteps") || g.key_type("mtmd.prompt_cache.n_timesteps") != GGUF_TYPE_INT32)
         throw_usage(p.path + ": missing int32 key mtmd.prompt_cache.n_timesteps");
-    }
-    prompt_.n_timesteps = gguf_get_val_i32(g, kn);
-    if (kt >= 0 && gguf_get_kv_type(g, kt) == GGUF_TYPE_FLOAT32) prompt_.temperature = gguf_get_val_f32(g, kt);
-    gguf_free(g);
+    prompt_.n_timesteps = static_cast<int>(g.get_int("mtmd.prompt_cache.n_timesteps"));
+    if (g.has_key("mtmd.prompt_cache.temperature") && g.key_type("mtmd.prompt_cache.temperature") == GGUF_TYPE_FLOAT32)
+        prompt_.temperature = static_cast<float>(g.get_float("mtmd.prompt_cache.temperature"));
     if (prompt_.n_timesteps < 1 || prompt_.n_timesteps > 100) {
         throw_usage(p.path + ": mtmd.prompt_cache.n_timesteps = " + std::to_string(prompt_.n_timesteps) + ", expected 1..100");
     }

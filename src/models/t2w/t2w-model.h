@@ -23,6 +23,10 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
+namespace rtf::gguf {
+class GgufFile;
+}
+
 namespace rtf::t2w {
 
 constexpr int kMelBins = 80;
@@ -38,6 +42,7 @@ constexpr int kCrossfadeSamples = 3840;  // = kMelCacheFrames * kSamplesPerFrame
 // One loaded GGUF file: tensors by name in a backend buffer.
 struct GgufWeights {
     std::string path;
+    std::shared_ptr<const gguf::GgufFile> header;  // key/values and tensor infos (rtf_gguf's parser)
     ggml_context *ctx = nullptr;
     ggml_backend_buffer_t buffer = nullptr;
     std::map<std::string, ggml_tensor *> tensors;
