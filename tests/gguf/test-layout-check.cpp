@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "tmp-dir.h"
 #include "models/gguf/layout-check.h"
 
 using namespace rtf::gguf;
@@ -13,14 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Tmp {
-    fs::path dir;
-    Tmp() {
-        dir = fs::temp_directory_path() / ("rtf-gguf-test-" + std::to_string(::getpid()));
-        fs::create_directories(dir);
-    }
-    ~Tmp() { fs::remove_all(dir); }
-    std::string path(const std::string &name) const { return (dir / name).string(); }
+struct Tmp : rtf::test::TmpDir {
+    Tmp() : TmpDir("rtf-gguf-test") {}
 };
 
 // Writes `layout` (small tensors only) with gguf's own writer, data all 0.5.

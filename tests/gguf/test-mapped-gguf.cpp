@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tmp-dir.h"
 #include "models/gguf/mapped-gguf.h"
 
 using namespace rtf::gguf;
@@ -19,14 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Tmp {
-    fs::path dir;
-    Tmp() {
-        dir = fs::temp_directory_path() / ("rtf-mapped-gguf-test-" + std::to_string(::getpid()));
-        fs::create_directories(dir);
-    }
-    ~Tmp() { fs::remove_all(dir); }
-    std::string path(const std::string &name) const { return (dir / name).string(); }
+struct Tmp : rtf::test::TmpDir {
+    Tmp() : TmpDir("rtf-mapped-gguf-test") {}
 };
 
 // Three tensors in this order: a [4, 3] f32 (values 0..11), a [5] f16 (values 0.5 * i) and
