@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Build (if needed) and run rtfkit's whole test suite through ctest:
-#   1. release build (build/): every test except those labelled `slow`
+#   0. the seeded golden twins (scripts/golden-twins.sh: once per clone, ~1 min)
+#   1. release build (build/): every test except those labelled `slow`, so also the
+#      `golden` comparisons with the reference runtime (test-t2w-golden, test-lm-golden)
 #   2. ASan+UBSan build (build-asan/): tests labelled `unit`
 #   3. TSan build (build-tsan/): tests labelled `tsan` (the concurrent pipeline code)
 #
 #   ./scripts/test.sh                   all three
 #   RTF_TEST_SANITIZERS=0 ./scripts/test.sh   only the release suite
-#   RTF_TEST_SLOW=1 ./scripts/test.sh   also the `slow` tests (golden comparisons)
+#   RTF_TEST_SLOW=1 ./scripts/test.sh   also the `slow` tests (full-scale kits, soaks)
+#   RTF_TEST_GOLDEN=0 ./scripts/test.sh skip the golden twins and tests (a quick local run)
 # Extra arguments are passed to every ctest call (e.g. -R queue).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,8 +17,16 @@ cd "$root"
 jobs=${RTF_JOBS:-$(nproc)}
 ./scripts/setup.sh
 t0=$(date +%s)
-exclude=(-LE slow)
-[[ "${RTF_TEST_SLOW:-0}" == 1 ]] && exclude=()
+skip=()   # labels the release suite leaves out
+[[ "${RTF_TEST_SLOW:-0}" == 1 ]] || skip+=(slow)
+if [[ "${RTF_TEST_GOLDEN:-1}" == 1 ]]; then
+  echo "== golden twins"
+  ./scripts/golden-twins.sh
+else
+  skip+=(golden)
+fi
+exclude=()
+((${#skip[@]})) && exclude=(-LE "$(IFS='|'; echo "${skip[*]}")")
 echo "== release suite"
 ctest --test-dir build --output-on-failure -j "$jobs" "${exclude[@]}" "$@"
 if [[ "${RTF_TEST_SANITIZERS:-1}" == 1 ]]; then

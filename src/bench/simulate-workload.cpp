@@ -119,7 +119,7 @@ public:
         // The trace only on a real clock: its timestamps then share the device samples' clock.
         if (!virtual_) {
             r.trace = prof::chrome_trace(res.record, &res.metrics.starvation);
-            r.trace_t0_ms = res.record.t0_ms;
+            r.trace_t0_ms = res.record.clock_origin_ms;
         }
         return r;
     }

@@ -28,7 +28,7 @@ namespace rtf::cli {
 namespace {
 
 struct BenchOptions {
-    std::string workload = "simulate";
+    std::string workload;  // empty: speak when --models is given, else simulate
     std::string warmup = "1", runs = "5";
     std::string target_rtf = "1.0", target_first_audio_ms = "off", target_starvation = "0";
     std::string noise = "0.03", outlier_z = "3.5";
@@ -96,7 +96,13 @@ int run_bench(const BenchOptions &o) {
     pc.keep_trace = !o.trace_path.empty();
     pc.validate();
 
-    const auto &info = bench::find_workload(o.workload);
+    std::string workload = o.workload;
+    if (workload.empty()) {
+        // --models names a kit: only the speak workload loads one (issue 18.3)
+        workload = o.models.empty() ? "simulate" : "speak";
+        if (!o.models.empty()) std::cerr << "rtf bench: --models given: workload speak (inferred; --workload to choose)\n";
+    }
+    const auto &info = bench::find_workload(workload);
     bench::Knobs base;
     auto knob = [&](const char *key, const std::string &v) {
         if (!v.empty()) bench::set_knob(base, key, v);
@@ -185,7 +191,8 @@ static void add_bench_command(CLI::App &app, Action &action) {
     auto o = std::make_shared<BenchOptions>();
     std::string names;
     for (const auto &n : bench::workload_names()) names += (names.empty() ? "" : ", ") + n;
-    sub->add_option("--workload", o->workload, "What to run: " + names)->default_str(o->workload);
+    sub->add_option("--workload", o->workload, "What to run: " + names)
+        ->default_str("speak when --models is given, else simulate");
     sub->add_option("--models", o->models, "Kit directory for --workload speak (the knob models=DIR; other speak "
                                            "knobs via --set 'text=...;max-audio-s=4;t2w-threads-voc=1')");
     sub->add_option("--warmup", o->warmup, "Warm-up runs before measuring (not counted)")->default_str(o->warmup);

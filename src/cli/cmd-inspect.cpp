@@ -50,6 +50,11 @@ int run_inspect(const InspectCliOptions &c) {
                           << "': not a file of the minicpmo45 family)\n";
                 continue;
             }
+            if (f.derived && f.problems.empty()) {
+                std::cout << "cache " << f.path << "  (derived by rtfkit, not a model file; " << f.n_tensors << " tensors, "
+                          << human_bytes(static_cast<double>(f.bytes)) << ")\n";
+                continue;
+            }
             std::cout << (f.problems.empty() ? "ok    " : "FAIL  ") << f.path << "  [" << (f.role.empty() ? "?" : f.role)
                       << ", " << f.n_tensors << " tensors, " << human_bytes(static_cast<double>(f.bytes)) << "]\n";
             if (!c.quiet)

@@ -60,6 +60,11 @@ void add_speak_options(CLI::App *sub, SpeakOptions &o, bool with_input) {
                     "--min-audio-s = --max-audio-s the work size is exact (twins' EOS rate is arbitrary). "
                     "0 = the reference's sampling")
         ->default_str("0")->group("work size");
+    sub->add_option("--twin-text-rate", c.twin_text_rate,
+                    "Twin kits, prompt mode, with --max-audio-s: cut the LLM's reply at this many text tokens per "
+                    "second of audio (a random LLM never ends its turn; real models speak ~3-5/s). 0 = off; "
+                    "real kits are never capped")
+        ->default_str("4")->group("work size");
     sub->add_option("--max-tokens", c.llm.max_tokens, "Cap on the LLM's reply, tokens (0 = until EOS/context)")
         ->default_str("0")->group("work size");
     sub->add_option("--llm-step", c.llm.llm_step, "Text tokens per LLM -> TTS hand-off (reference 10)")

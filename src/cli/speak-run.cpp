@@ -89,6 +89,9 @@ void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, s
     os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks ("
        << r.audio_codes.size() << " audio tokens, " << r.text_tokens.size() << " text tokens, LLM stop: "
        << (r.llm_stop.empty() ? "-" : r.llm_stop) << ")\n";
+    if (r.twin_text_cap > 0)
+        os << "twin cap  LLM reply capped at " << r.twin_text_cap << " text tokens (--twin-text-rate "
+           << fmt(r.config.value("twin_text_rate", 0.0), 1) << "/s of audio): a twin artefact, real kits are never capped\n";
     os << "rtf       " << fmt(m.rtf) << "   (xRT " << fmt(m.xrt, 2) << ")   rtf_steady " << fmt(m.rtf_steady)
        << "   first_audio_ms " << fmt(m.first_audio_ms, 0) << "\n";
     os << "starvation " << m.starvation.count << " gaps, " << fmt(m.starvation.total_ms, 0) << " ms\n";

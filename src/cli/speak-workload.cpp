@@ -124,7 +124,7 @@ public:
         }
         out.trace = prof::chrome_trace(r.run.record, &r.run.metrics.starvation);
         out.record = prof::to_json(r.run.record);
-        out.trace_t0_ms = r.run.record.t0_ms;
+        out.trace_t0_ms = r.run.record.clock_origin_ms;
         return out;
     }
 

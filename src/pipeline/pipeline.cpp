@@ -423,6 +423,7 @@ RunResult run_pipeline(const std::vector<Stage *> &stages, Item request, const S
         rec.stages.push_back(std::move(w.rec));
         if (i + 1 == r.n) rec.chunks = std::move(w.chunks);
     }
+    prof::rebase(rec);  // times from the request, so run k of a bench reads like a lone run
     result.metrics = prof::compute_metrics(rec, config.jitter_ms);
     return result;
 }

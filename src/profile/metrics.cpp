@@ -13,20 +13,39 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }
 
+void rebase(RunRecord &r) {
+    const double t0 = r.t0_ms;
+    if (t0 == 0) return;
+    for (auto &s : r.stages) {
+        for (auto &e : s.events) {
+            e.start_ms -= t0;
+            e.end_ms -= t0;
+        }
+        for (auto &x : s.substages)
+            if (x.start_ms >= 0) x.start_ms = std::max(0.0, x.start_ms - t0);
+    }
+    for (auto &q : r.queues)
+        for (auto &d : q.depth) d.first -= t0;
+    for (auto &c : r.chunks) c.arrival_ms -= t0;
+    r.end_ms -= t0;
+    r.clock_origin_ms += t0;
+    r.t0_ms = 0;
+}
+
 Metrics compute_metrics(const RunRecord &run, double jitter_ms) {
     Metrics m;
     m.n_chunks = static_cast<int64_t>(run.chunks.size());
     m.wall_ms = run.end_ms - run.t0_ms;
     std::vector<double> arrival, duration;
     for (const auto &c : run.chunks) {
-        arrival.push_back(c.arrival_ms);
+        arrival.push_back(c.arrival_ms - run.t0_ms);  // the run's own origin, also for playback
         duration.push_back(c.duration_ms);
         m.audio_ms += c.duration_ms;
     }
     const bool have_audio = m.n_chunks > 0 && m.audio_ms > 0;
     if (have_audio) {
-        m.rtf = (arrival.back() - run.t0_ms) / m.audio_ms;
-        m.first_audio_ms = arrival.front() - run.t0_ms;
+        m.rtf = arrival.back() / m.audio_ms;
+        m.first_audio_ms = arrival.front();
         m.xrt = m.rtf > 0 ? 1.0 / m.rtf : kNaN;
         std::vector<double> steady;
         for (size_t i = 1; i < arrival.size(); ++i)
@@ -35,7 +54,7 @@ Metrics compute_metrics(const RunRecord &run, double jitter_ms) {
         m.starvation = simulate_playback(arrival, duration, jitter_ms);
     } else {
         m.rtf = m.rtf_steady = m.xrt = kNaN;
-        m.first_audio_ms = m.n_chunks > 0 ? arrival.front() - run.t0_ms : kNaN;
+        m.first_audio_ms = m.n_chunks > 0 ? arrival.front() : kNaN;
         m.starvation.jitter_ms = jitter_ms;
     }
 
@@ -142,7 +161,7 @@ nlohmann::json to_json(const RunRecord &r) {
                           {"duration_ms", c.duration_ms},
                           {"stages", per_stage}});
     }
-    return {{"t0_ms", r.t0_ms}, {"end_ms", r.end_ms}, {"profiled", r.profiled},
+    return {{"t0_ms", r.t0_ms}, {"clock_origin_ms", r.clock_origin_ms}, {"end_ms", r.end_ms}, {"profiled", r.profiled},
             {"stages", stages}, {"queues", queues}, {"chunks", chunks}};
 }
 

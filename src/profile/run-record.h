@@ -4,8 +4,10 @@
 // Keeping the raw record (not only the aggregates) lets reports and `rtf bench` recompute
 // anything later from the JSON, the one source of truth.
 //
-// All times are milliseconds on the run's clock (profile/clock.h); t0_ms is the request
-// time. "Busy" intervals exclude time a stage spent blocked (waiting for input, for room
+// All times are milliseconds since the run's request: t0_ms is 0 and every other time lies
+// in [0, end_ms], so a run's record means the same alone or as run k of a bench.
+// clock_origin_ms is where that zero sits on the run's clock (profile/clock.h), for
+// aligning the run with samples taken on the same clock (device monitors). "Busy" intervals exclude time a stage spent blocked (waiting for input, for room
 // downstream, or in the sink).
 #include <cstdint>
 #include <string>
@@ -69,12 +71,17 @@ struct ChunkRecord {
 };
 
 struct RunRecord {
-    double t0_ms = 0;               // request time
+    double t0_ms = 0;               // request time (0 once rebased; see rebase())
+    double clock_origin_ms = 0;     // the request time on the run's clock
     double end_ms = 0;              // when the last stage finished
     bool profiled = false;          // events, substages, queue samples present
     std::vector<StageRecord> stages;
     std::vector<QueueRecord> queues;
     std::vector<ChunkRecord> chunks;
 };
+
+// Shifts every time of `r` by -t0_ms (events, sub-stage starts, queue samples, chunk
+// arrivals, end_ms), adds t0_ms to clock_origin_ms and sets t0_ms to 0. Idempotent.
+void rebase(RunRecord &r);
 
 }  // namespace rtf::prof

@@ -56,7 +56,9 @@ nlohmann::json chrome_trace(const RunRecord &run, const Starvation *playback) {
                       {"args", {{"name", "playback"}}}});
         ev.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid},
                       {"args", {{"sort_index", tid}}}});
-        // Replays the simulation to place each chunk (playback.h's rule).
+        // Replays the simulation to place each chunk (playback.h's rule). The simulation's
+        // times are from the run's request (metrics.h), the record's on its clock.
+        auto rel_us = [](double ms) { return ms * 1000.0; };
         double play = playback->playback_start_ms;
         size_t g = 0;
         for (size_t i = 0; i < run.chunks.size(); ++i) {
@@ -64,12 +66,12 @@ nlohmann::json chrome_trace(const RunRecord &run, const Starvation *playback) {
             if (g < playback->gaps.size() && playback->gaps[g].chunk == static_cast<int>(i)) {
                 const auto &gap = playback->gaps[g++];
                 ev.push_back({{"name", "starved"}, {"cat", "playback"}, {"ph", "X"}, {"pid", kPid}, {"tid", tid},
-                              {"ts", us(gap.start_ms)}, {"dur", gap.length_ms * 1000.0},
+                              {"ts", rel_us(gap.start_ms)}, {"dur", gap.length_ms * 1000.0},
                               {"args", {{"before_chunk", gap.chunk}}}});
-                play = c.arrival_ms;
+                play = c.arrival_ms - run.t0_ms;
             }
             ev.push_back({{"name", "chunk " + std::to_string(c.index)}, {"cat", "playback"}, {"ph", "X"},
-                          {"pid", kPid}, {"tid", tid}, {"ts", us(play)}, {"dur", c.duration_ms * 1000.0},
+                          {"pid", kPid}, {"tid", tid}, {"ts", rel_us(play)}, {"dur", c.duration_ms * 1000.0},
                           {"args", {{"arrival_ms", c.arrival_ms - run.t0_ms}}}});
             play += c.duration_ms;
         }

@@ -108,10 +108,15 @@ std::string Asr::transcribe(const std::vector<float> &pcm, int sample_rate) {
 }
 
 nlohmann::json AsrResult::to_json() const {
-    nlohmann::json j = {{"ran", ran}, {"check", check.to_json()}};
+    // The shape of every other check section (quality-report.h), plus the flat figure.
+    QualityReport r;
+    r.checks.push_back(check);
+    nlohmann::json j = r.to_json();
+    j["ran"] = ran;
+    j["wer_pct"] = ran ? nlohmann::json(wer.wer_pct) : nlohmann::json(nullptr);
     if (ran) {
         j["transcript"] = transcript;
-        j["wer"] = wer.to_json();
+        j["wer_detail"] = wer.to_json();
     }
     return j;
 }

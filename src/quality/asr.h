@@ -68,6 +68,9 @@ struct AsrResult {
     WerResult wer;            // meaningful when ran
     CheckResult check;        // "wer_pct"
 
+    // {"passed", "n_failed", "n_skipped", "checks": [the wer_pct check], "ran",
+    //  "wer_pct": number or null, "transcript", "wer_detail": {...}} — the same section
+    // shape as the audio/token checks, with the figure flat for scripts.
     nlohmann::json to_json() const;
 };
 

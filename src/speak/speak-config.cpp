@@ -18,6 +18,8 @@ void SpeakConfig::validate() const {
     if (max_audio_s > 0 && min_audio_s > max_audio_s)
         throw_usage("--min-audio-s (" + std::to_string(min_audio_s) + ") must not exceed --max-audio-s (" +
                     std::to_string(max_audio_s) + ")");
+    if (!(twin_text_rate >= 0 && twin_text_rate <= 1000))
+        throw_usage("--twin-text-rate: must be in [0, 1000] text tokens per second of audio (0 = no cap)");
     if (llm.llm_step < 1) throw_usage("--llm-step: must be >= 1 (reference 10)");
     if (llm.max_tokens < 0) throw_usage("--max-tokens: must be >= 0 (0 = no cap)");
     tts.placement.validate("tts");
@@ -40,6 +42,7 @@ nlohmann::json SpeakConfig::to_json() const {
     j["placement"] = {{"llm", place(place_llm)}, {"tts", place(place_tts)}, {"t2w", place(place_t2w)}};
     j["max_audio_s"] = max_audio_s;
     j["min_audio_s"] = min_audio_s;
+    j["twin_text_rate"] = twin_text_rate;
     return j;
 }
 

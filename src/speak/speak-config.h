@@ -39,6 +39,13 @@ struct SpeakConfig {
     // is arbitrary). Sets tts.min_codes_per_turn.
     double min_audio_s = 0;
     // (the LLM's reply length cap is llm.max_tokens)
+    // Twin kits only, prompt mode with a --max-audio-s cap: a random-weight LLM never ends
+    // its turn and would write hundreds of text tokens for a few seconds of audio, a shape
+    // no real model has (the reference speaks ~3-5 text tokens per second of audio). The
+    // reply is cut at max(llm_step, ceil(twin_text_rate * max_audio_s)) tokens; the run
+    // says so ("LLM stop: twin_text_cap"). Tokens per second of audio; 0 = off. Real kits
+    // are never capped.
+    double twin_text_rate = 4.0;
 
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;

@@ -1,5 +1,6 @@
 #include "speak/speak-stages.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -21,8 +22,9 @@ struct CapReached {};
 
 // ---- LLM -------------------------------------------------------------------------------
 
-LlmStage::LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared)
-    : Stage(std::move(spec)), llm_(llm), text_mode_(text_mode), shared_(shared) {}
+LlmStage::LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared,
+                   int64_t max_text_tokens)
+    : Stage(std::move(spec)), llm_(llm), text_mode_(text_mode), shared_(shared), max_text_tokens_(max_text_tokens) {}
 
 void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
     if (text_mode_) {
@@ -40,6 +42,18 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
             prof::record("llm.ms_per_token", (after.decode_ms + after.sample_ms - before.decode_ms - before.sample_ms) / n);
         }
         bool stop = shared_.enough.load(std::memory_order_acquire);
+        bool capped = false;
+        const auto have = static_cast<int64_t>(shared_.text_tokens.size());
+        if (max_text_tokens_ > 0 && !step.is_last && have + static_cast<int64_t>(step.token_ids.size()) >= max_text_tokens_) {
+            const auto keep = static_cast<size_t>(std::max<int64_t>(0, max_text_tokens_ - have));
+            if (keep < step.token_ids.size()) {
+                step.token_ids.resize(keep);
+                step.hidden.resize(keep * static_cast<size_t>(step.n_embd));
+                step.text.clear();
+                for (int32_t id : step.token_ids) step.text += llm_.piece(id);
+            }
+            capped = true;
+        }
         shared_.text_tokens.insert(shared_.text_tokens.end(), step.token_ids.begin(), step.token_ids.end());
         shared_.reply_text += step.text;
         pipe::Item item;
@@ -47,11 +61,13 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
         item.text_tokens = std::move(step.token_ids);
         item.hidden = std::move(step.hidden);
         item.n_embd = step.n_embd;
-        item.last = step.is_last || stop;
+        const bool last = step.is_last || stop || capped;
+        item.last = last;
         if (step.is_last) shared_.llm_stop = step.stop;
-        if (stop && !step.is_last) shared_.llm_stop = "audio_cap";
+        else if (stop) shared_.llm_stop = "audio_cap";
+        else if (capped) shared_.llm_stop = "twin_text_cap";
         out.emit(std::move(item));
-        if (step.is_last || stop) break;
+        if (last) break;
     }
 }
 

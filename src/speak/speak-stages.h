@@ -41,13 +41,17 @@ struct SpeakShared {
 class LlmStage : public pipe::Stage {
 public:
     // `text_mode`: the request's text is forced as the reply (LlmEngine::start_text).
-    LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared);
+    // `max_text_tokens`: the reply ends after this many valid tokens (0 = no cap; the last
+    // step is cut to fit, stop reason "twin_text_cap") — speak()'s twin text-rate cap.
+    LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared,
+             int64_t max_text_tokens = 0);
     void process(pipe::Item &&request, pipe::Emitter &out) override;
 
 private:
     lm::LlmEngine &llm_;
     bool text_mode_;
     SpeakShared &shared_;
+    int64_t max_text_tokens_;
 };
 
 class TtsStage : public pipe::Stage {

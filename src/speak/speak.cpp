@@ -1,5 +1,6 @@
 #include "speak/speak.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,11 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg) {
     return e;
 }
 
+int64_t twin_text_cap(const SpeakConfig &cfg, bool kit_is_twin) {
+    if (!kit_is_twin || !cfg.text.empty() || cfg.max_audio_s <= 0 || cfg.twin_text_rate <= 0) return 0;
+    return std::max<int64_t>(cfg.llm.llm_step, static_cast<int64_t>(std::ceil(cfg.twin_text_rate * cfg.max_audio_s)));
+}
+
 SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink) {
     SpeakShared shared;
     auto spec = [&](const char *name, int threads, const StagePlacement &p, const std::string &device) {
@@ -48,9 +54,10 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
         return s;
     };
     int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * 25.0)) : 0;
-    LlmStage llm(spec("llm", cfg.llm.placement.n_threads, cfg.place_llm, cfg.llm.placement.device), *engines.llm,
-                 !cfg.text.empty(), shared);
-    TtsStage tts(spec("tts", cfg.tts.placement.n_threads, cfg.place_tts, cfg.tts.placement.device), *engines.tts,
+    const int64_t text_cap = twin_text_cap(cfg, engines.kit.is_twin);
+    LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
+                 !cfg.text.empty(), shared, text_cap);
+    TtsStage tts(spec("tts", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *engines.tts,
                  max_codes, shared);
     T2wStage t2w(spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w, cfg.t2w, shared);
 
@@ -69,6 +76,7 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     r.audio_codes = std::move(shared.audio_codes);
     r.reply_text = std::move(shared.reply_text);
     r.llm_stop = shared.llm_stop;
+    r.twin_text_cap = text_cap;
     r.n_chunks = n_chunks;
     r.n_samples = n_samples;
     r.engines = {{"kit", engines.kit.to_json()},
@@ -89,6 +97,7 @@ nlohmann::json to_json(const SpeakResult &r) {
                    {"audio_s", static_cast<double>(r.n_samples) / r.sample_rate},
                    {"reply_text", r.reply_text},
                    {"llm_stop", r.llm_stop},
+                   {"twin_text_cap", r.twin_text_cap},
                    {"n_text_tokens", r.text_tokens.size()},
                    {"n_audio_codes", r.audio_codes.size()}};
     return j;

@@ -48,12 +48,17 @@ struct SpeakResult {
     std::vector<int32_t> audio_codes;  // every code the TTS made
     std::string reply_text;
     std::string llm_stop;
+    int64_t twin_text_cap = 0;         // the LLM reply cap applied on a twin (SpeakConfig::twin_text_rate), 0 = none
     int64_t n_chunks = 0;
     int64_t n_samples = 0;
     int sample_rate = 24000;
 };
 
 SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink);
+
+// The LLM reply cap speak() applies: on a twin kit in prompt mode with max_audio_s > 0 and
+// twin_text_rate > 0, max(llm_step, ceil(rate * max_audio_s)) text tokens; else 0 (none).
+int64_t twin_text_cap(const SpeakConfig &cfg, bool kit_is_twin);
 
 nlohmann::json to_json(const SpeakResult &r);
 

@@ -39,6 +39,33 @@ with_rec = [r for r in c["runs"] if "run" in r]
 assert len(with_rec) == 1 and with_rec[0] is [r for r in c["runs"] if not r["warmup"]][-1], [r["index"] for r in with_rec]
 assert len(with_rec[0]["run"]["chunks"]) == 3 and len(with_rec[0]["run"]["stages"]) == 3
 PY
+# Issue 19: every per-run time uses that run's own origin (runs share one clock in a bench)
+python3 - "$TMP/a.json" <<'PY' || { echo "FAIL: bench per-run times not from the run's origin"; fails=$((fails+1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["configs"][0]["runs"]
+assert len(runs) == 4, len(runs)
+for r in runs:
+    m = r["metrics"]
+    st = m["starvation"]
+    assert st["jitter_ms"] == 0
+    assert abs(st["playback_start_ms"] - m["first_audio_ms"]) < 1e-9, (r["index"], st["playback_start_ms"], m["first_audio_ms"])
+    assert 0 <= st["playback_start_ms"] <= st["playback_end_ms"], st
+rec = [r for r in runs if "run" in r][0]
+run, wall = rec["run"], rec["metrics"]["wall_ms"]
+assert run["t0_ms"] == 0 and run["clock_origin_ms"] > 0, (run["t0_ms"], run["clock_origin_ms"])
+times = [run["end_ms"]]
+for s in run["stages"]:
+    for e in s["events"]: times += [e["start_ms"], e["end_ms"]]
+    times += [x["start_ms"] for x in s["substages"] if x["start_ms"] is not None and x["start_ms"] >= 0]
+for q in run["queues"]: times += [t for t, _ in q["depth"]]
+for c in run["chunks"]:
+    times.append(c["arrival_ms"])
+    for sp in c["stages"].values(): times += [sp["start_ms"], sp["end_ms"]]
+bad = [t for t in times if not (0 <= t <= wall + 1e-6)]
+assert len(times) > 10 and not bad, (len(times), wall, bad[:5])
+print("ok: %d run times within [0, %.1f ms]; playback_start == first_audio in %d runs" % (len(times), wall, len(runs)))
+PY
 expect_rc 0 '' -- report "$TMP/a.json" -o "$TMP/a.html"
 grep -q 'Gantt' "$TMP/a.html" && ! grep -q 'no per-chunk records' "$TMP/a.html" && echo "ok: bench report has the Gantt" ||
   { echo "FAIL: bench report lacks the per-chunk charts"; fails=$((fails+1)); }

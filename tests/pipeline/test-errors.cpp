@@ -109,7 +109,14 @@ void run_case(const Case &c, Action action) {
         if (c.point != Point::finish) {
             EXPECT_TRUE(r.cancelled) << where;
         }
-        EXPECT_LE(r.record.chunks.size(), 8u);
+        // What reached the sink before the stop is intact: at most the source's 8 items, in
+        // order, none twice, each within the run (times from the request).
+        ASSERT_LE(r.record.chunks.size(), 8u) << where;
+        for (size_t i = 0; i < r.record.chunks.size(); ++i) {
+            EXPECT_EQ(r.record.chunks[i].index, static_cast<int64_t>(i)) << where;
+            EXPECT_GE(r.record.chunks[i].arrival_ms, 0) << where;
+            EXPECT_LE(r.record.chunks[i].arrival_ms, r.record.end_ms) << where;
+        }
     }
 }
 

@@ -89,3 +89,37 @@ TEST(Metrics, NoAudioGivesNullsNotNumbers) {
     EXPECT_DOUBLE_EQ(m.rtf, 0.5);
     EXPECT_TRUE(std::isnan(m.rtf_steady));
 }
+
+// Issue 19: playback times from the run's own request, not from the clock's epoch (a bench
+// runs k runs on one clock, so run k's t0 is far from 0).
+TEST(Metrics, PlaybackTimesFromTheRunsOrigin) {
+    Metrics m = compute_metrics(sample_run(), 0);
+    EXPECT_DOUBLE_EQ(m.starvation.playback_start_ms, m.first_audio_ms);  // 300, not 400
+    EXPECT_DOUBLE_EQ(m.starvation.playback_end_ms, 300 + 4000);
+    Metrics j = compute_metrics(sample_run(), 50);
+    EXPECT_DOUBLE_EQ(j.starvation.playback_start_ms, 350);
+}
+
+TEST(Metrics, RebaseMovesEveryTimeToTheRequest) {
+    RunRecord r = sample_run();
+    r.stages[1].substages.push_back({0, 150, 5, 0});
+    r.queues[0].depth = {{120, 1}, {130, 0}};
+    const Metrics before = compute_metrics(r, 0);
+    rebase(r);
+    EXPECT_DOUBLE_EQ(r.t0_ms, 0);
+    EXPECT_DOUBLE_EQ(r.clock_origin_ms, 100);
+    EXPECT_DOUBLE_EQ(r.end_ms, 1350);
+    EXPECT_DOUBLE_EQ(r.chunks[0].arrival_ms, 300);
+    EXPECT_DOUBLE_EQ(r.stages[0].events[0].start_ms, 0);
+    EXPECT_DOUBLE_EQ(r.stages[1].events[3].end_ms, 1300);
+    EXPECT_DOUBLE_EQ(r.stages[1].substages[0].start_ms, -1);  // "value only" stays so
+    EXPECT_DOUBLE_EQ(r.stages[1].substages[3].start_ms, 50);
+    EXPECT_DOUBLE_EQ(r.queues[0].depth[0].first, 20);
+    const Metrics after = compute_metrics(r, 0);
+    EXPECT_DOUBLE_EQ(after.rtf, before.rtf);
+    EXPECT_DOUBLE_EQ(after.first_audio_ms, before.first_audio_ms);
+    EXPECT_DOUBLE_EQ(after.starvation.playback_start_ms, before.starvation.playback_start_ms);
+    rebase(r);  // idempotent
+    EXPECT_DOUBLE_EQ(r.clock_origin_ms, 100);
+    EXPECT_DOUBLE_EQ(r.chunks[0].arrival_ms, 300);
+}

@@ -1,3 +1,5 @@
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "profile/profiler.h"
@@ -28,8 +30,22 @@ TEST(Profiler, ScopesAndValuesGoToTheThreadProfile) {
     EXPECT_EQ(tp.samples[2].event, 3);
 }
 
+// The profile is per thread: a thread without one records nothing, even while another
+// thread has one installed (a global buffer would catch both).
 TEST(Profiler, NothingRecordedWithoutThreadProfile) {
-    { RTF_PROFILE_SCOPE("x"); }
-    record("y", 1);
-    EXPECT_EQ(thread_profile(), nullptr);
+    if (!kCompiledIn) GTEST_SKIP() << "profiler compiled out (RTF_PROFILE=OFF)";
+    VirtualClock clock(1);
+    ThreadProfile tp;
+    tp.clock = &clock;
+    ASSERT_EQ(set_thread_profile(&tp), nullptr);
+    std::thread other([] {
+        EXPECT_EQ(thread_profile(), nullptr);
+        { RTF_PROFILE_SCOPE("x"); }
+        record("y", 1);
+    });
+    other.join();
+    record("mine", 2);
+    set_thread_profile(nullptr);
+    ASSERT_EQ(tp.samples.size(), 1u);
+    EXPECT_EQ(tp.names.at(static_cast<size_t>(tp.samples[0].name)), "mine");
 }

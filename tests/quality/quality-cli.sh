@@ -76,7 +76,7 @@ expect_rc 2 'FAIL  token_loop.*4-token unit' -- quality --tokens "$TMP/loop.tok"
 expect_rc 2 'FAIL  token_ids' -- quality --tokens "$TMP/ok.tok" --baseline-tokens "$TMP/loop.tok" --vocab 6562
 # JSON carries every check.
 expect_rc 0 '' -- quality "$TMP/slt.wav" --text "$S" --json "$TMP/q.json"
-python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["passed"] and j["schema"]=="rtf.quality/1"; assert len(j["audio"]["checks"])==11; assert j["intelligibility"]["wer"]["wer_pct"]<=35' "$TMP/q.json" \
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["passed"] and j["schema"]=="rtf.quality/1"; assert len(j["audio"]["checks"])==11; i=j["intelligibility"]; assert i["wer_pct"]<=35 and i["passed"]; c=i["checks"][0]; assert c["name"]=="wer_pct" and c["status"]=="pass" and c["value"]==i["wer_pct"] and c["threshold"]>0, c' "$TMP/q.json" \
   && echo "ok: --json parses" || { echo "FAIL: --json content"; fails=$((fails+1)); }
 "$RTF" quality "$TMP/slt.wav" --json - 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["passed"]' \
   && echo "ok: --json - is clean JSON on stdout" || { echo "FAIL: --json -"; fails=$((fails+1)); }

@@ -24,8 +24,38 @@ assert codes > 0
 assert abs(dur - codes / 25.0) <= 0.2, (dur, codes)
 assert abs(j["output"]["audio_s"] - dur) < 1e-3, (j["output"]["audio_s"], dur)
 t = json.load(open(sys.argv[3])); assert t["traceEvents"], "trace empty"
+# issue 18.2: the resolved thread count, never the "0 = all CPUs" request
+for st in j["run"]["stages"]: assert st["n_threads"] >= 1, (st["name"], st["n_threads"])
 print("duration %.3f s, %d codes, rtf %.3f" % (dur, codes, m["rtf"]))
 PY
+
+# 1a. issue 18.1: a kit that has been spoken with still passes inspect (its .rtf-cache
+# file is listed as rtfkit's own, not checked as a TTS file), and touching the TTS file
+# makes the next run derive a fresh cache file in place of the stale one
+expect_rc 0 '^pass' -- inspect "$KIT"
+expect_rc 0 '^cache .*\.rtf-cache/MiniCPM-o-4_5-tts-F16\.llama-' -- inspect "$KIT"
+before=$(ls "$KIT/.rtf-cache")
+sleep 0.01; touch "$KIT/tts/MiniCPM-o-4_5-tts-F16.gguf"
+expect_rc 0 '' -- speak --models "$KIT" --text "Again." --max-audio-s 1 -q -o "$TMP/again.wav"
+after=$(ls "$KIT/.rtf-cache")
+[[ -n $before && -n $after && $before != "$after" && $(wc -l <<<"$after") -eq 1 ]] \
+  && echo "ok: cache rebuilt after touch ($before -> $after)" || { echo "FAIL: cache after touch: '$before' -> '$after'"; fails=$((fails+1)); }
+
+# 1c. issue 18.4: on a twin, prompt mode is capped at --twin-text-rate text tokens per second
+# of audio (4/s: 3 s -> 12 tokens) and says so; --twin-text-rate 0 turns the cap off
+expect_rc 0 'twin cap +LLM reply capped at 12 text tokens' -- speak --models "$KIT" -p "Tell me a story" \
+  --max-audio-s 3 --max-tokens 200 -o "$TMP/cap.wav" --json "$TMP/cap.json"
+python3 - "$TMP/cap.json" <<'PY' && echo "ok: twin text cap" || { echo "FAIL: twin text cap"; fails=$((fails+1)); }
+import json, sys
+o = json.load(open(sys.argv[1]))["output"]
+assert o["twin_text_cap"] == 12 and o["n_text_tokens"] <= 12, o
+assert o["n_text_tokens"] <= 4 * 3, o
+PY
+"$RTF" speak --models "$KIT" -p "Tell me a story" --max-audio-s 3 --max-tokens 40 --twin-text-rate 0 -q \
+  -o "$TMP/nocap.wav" --json "$TMP/nocap.json" >/dev/null 2>&1
+python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['output']; assert o['twin_text_cap']==0 and o['n_text_tokens']>12, o" \
+  "$TMP/nocap.json" && echo "ok: --twin-text-rate 0 leaves the reply uncapped" || { echo "FAIL: --twin-text-rate 0"; fails=$((fails+1)); }
+expect_rc 1 'twin-text-rate' -- speak --models "$KIT" -p hi --twin-text-rate -1 -o "$TMP/x.wav"
 
 # 1b. --min-audio-s = --max-audio-s fixes the work size exactly (EOS masked until then)
 expect_rc 0 '' -- speak --models "$KIT" --text "Fixed work." --min-audio-s 2 --max-audio-s 2 -q \
@@ -77,8 +107,15 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 s = json.dumps(j)
 assert '"VALID"' in s and '"speak"' in s, "verdict/workload missing"
+# issue 19: each run's playback starts at its own first audio, not at the bench's clock
+for r in j["configs"][0]["runs"]:
+    m = r["metrics"]
+    assert abs(m["starvation"]["playback_start_ms"] - m["first_audio_ms"]) < 1e-6, (r["index"], m["starvation"], m["first_audio_ms"])
 PY
 expect_rc 1 'nope' -- bench --workload speak --models "$KIT" --set 'nope=1'
+# issue 18.3: --models alone means the speak workload, and the output says it was inferred
+expect_rc 0 'workload speak \(inferred' -- bench --models "$KIT" --set 'text=Hi.;max-audio-s=1' --warmup 0 --runs 3 \
+  --target-rtf 1000
 
 # 6. rtf demo on the tiny scale (the main job's code path, seconds)
 expect_rc 0 'bottleneck' -- demo --scale tiny --kit-dir "$TMP/demo-kit" --out-dir "$TMP/demo" --max-audio-s 2 -q

@@ -282,6 +282,30 @@ size_t InspectReport::n_problems() const {
 
 namespace {
 
+bool in_rtf_cache(const fs::path &p) {
+    for (const auto &part : p.parent_path())
+        if (part == ".rtf-cache") return true;
+    return false;
+}
+
+InspectedFile inspect_derived(const std::string &path) {
+    InspectedFile r;
+    r.path = path;
+    r.derived = true;
+    r.role = "derived";
+    std::error_code ec;
+    r.bytes = static_cast<uint64_t>(fs::file_size(path, ec));
+    try {
+        GgufFile f(path);
+        r.n_tensors = static_cast<int64_t>(f.tensors().size());
+        r.architecture = f.find_string("general.architecture").value_or("");
+    } catch (const Error &e) {
+        r.problems.push_back(Problem{path, "bad_header", "", "a readable GGUF header (rtfkit's cache: delete it, the next run rebuilds it)",
+                                     header_error(e.what(), path)});
+    }
+    return r;
+}
+
 InspectedFile inspect_file(const std::string &path, bool dir_mode) {
     InspectedFile r;
     r.path = path;
@@ -341,7 +365,8 @@ InspectReport inspect_path(const std::string &path) {
     }
     if (ec) throw_usage(path + ": cannot list directory (" + ec.message() + ")");
     std::sort(paths.begin(), paths.end());
-    for (const auto &p : paths) rep.files.push_back(inspect_file(p, true));
+    for (const auto &p : paths) rep.files.push_back(in_rtf_cache(fs::path(p).lexically_relative(path)) ? inspect_derived(p)
+                                                                                                     : inspect_file(p, true));
 
     // A kit written by `rtf twin` lists its files: each must exist with the recorded size.
     const fs::path kit_json = fs::path(path) / "rtf-kit.json";
@@ -381,6 +406,7 @@ nlohmann::json to_json(const InspectReport &r) {
                          {"n_tensors", f.n_tensors},
                          {"bytes", f.bytes},
                          {"skipped", f.skipped},
+                         {"derived", f.derived},
                          {"pass", f.problems.empty()},
                          {"problems", probs}});
     }

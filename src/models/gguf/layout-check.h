@@ -64,6 +64,11 @@ struct InspectedFile {
     std::string architecture;
     std::vector<Problem> problems;
     bool skipped = false;   // directory mode: a GGUF file of no known role (not counted as a problem)
+    // Directory mode: a file rtfkit derived itself, under a `.rtf-cache` folder (the
+    // plain-llama TTS file of lm/derived-tts-model.h). Listed with its header facts, not
+    // checked against a family layout; an unreadable one is a problem (delete it: the next
+    // run rebuilds it).
+    bool derived = false;
 };
 
 struct InspectReport {

@@ -155,6 +155,15 @@ std::string ensure_derived_tts_model(const TtsWeights &w, const std::string &cac
         fs::remove(tmp);
         throw_setup("cannot move the TTS cache file into place at " + out.string() + ": " + ec.message());
     }
+    // Older derivations of the same source (it was rewritten or touched since: another
+    // size/mtime hash) are stale: drop them so the cache holds one file per source.
+    const std::string prefix = fs::path(src.path()).stem().string() + ".llama-";
+    for (const auto &e : fs::directory_iterator(cache_dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (e.path() != out && name.rfind(prefix, 0) == 0 && e.path().extension() == ".gguf" &&
+            name.size() == prefix.size() + 16 + 5)
+            fs::remove(e.path(), ec);
+    }
     return out.string();
 }
 

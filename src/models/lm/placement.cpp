@@ -57,6 +57,7 @@ nlohmann::json ModelPlacement::to_json() const {
     return {{"device", device},           {"n_gpu_layers", n_gpu_layers}, {"mmap", mmap},
             {"host_buffer", host_buffer}, {"extra_bufts", extra_bufts},   {"flash_attn", flash_attn},
             {"kv_type", kv_type},         {"n_threads", threads()},      {"n_threads_batch", threads_batch()},
+            {"n_threads_requested", n_threads}, {"n_threads_batch_requested", n_threads_batch},
             {"cpus", cpus},               {"poll", poll},                {"n_ctx", n_ctx},              {"n_batch", n_batch}};
 }
 
