@@ -87,7 +87,7 @@ if has t2w; then
   for i in $(seq "$RUNS"); do
     for t in 1 "$THREADS"; do
       "$RTF" t2w --models "${T2W_KIT:-$KIT}" "${input[@]}" -o "$OUT/t2w.wav" \
-        --threads-t2m "$t" --threads-voc "$t" --json "$OUT/t2w-$t-$i.json" >/dev/null
+        --t2w-threads-t2m "$t" --t2w-threads-voc "$t" --json "$OUT/t2w-$t-$i.json" >/dev/null
     done
   done
   python3 - "$OUT" "$THREADS" "$RUNS" <<'PY'

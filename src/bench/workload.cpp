@@ -4,6 +4,7 @@
 
 #include "bench/mock-workload.h"
 #include "bench/simulate-workload.h"
+#include "bench/speak-workload.h"
 #include "core/error.h"
 
 namespace rtf::bench {
@@ -46,6 +47,7 @@ std::vector<WorkloadInfo> &registry() {
         std::vector<WorkloadInfo> v;
         v.push_back(simulate_workload_info());
         v.push_back(mock_workload_info());
+        v.push_back(speak_workload_info());
         return v;
     }();
     return r;

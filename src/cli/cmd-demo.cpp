@@ -65,14 +65,14 @@ void ensure_kit(const std::string &dir, const std::string &scale_name, bool quie
 }
 
 int run_demo(DemoCmd &d) {
-    auto &c = d.opts.cfg;
-    std::string kit = !c.models_dir.empty() ? c.models_dir : (!d.kit_dir.empty() ? d.kit_dir : default_kit_dir(d.scale));
-    if (c.models_dir.empty()) ensure_kit(kit, d.scale, d.quiet);
-    c.models_dir = kit;
-    if (c.prompt.empty() && c.text.empty() && d.opts.text_file.empty()) c.text = kParagraph;
+    speak::SpeakConfig cfg = make_speak_config(d.opts, /*finalize=*/false);
+    std::string kit = !cfg.models_dir.empty() ? cfg.models_dir : (!d.kit_dir.empty() ? d.kit_dir : default_kit_dir(d.scale));
+    if (cfg.models_dir.empty()) ensure_kit(kit, d.scale, d.quiet);
+    cfg.models_dir = kit;
+    if (cfg.prompt.empty() && cfg.text.empty()) cfg.text = kParagraph;
     // The demo's minimum follows a smaller --max-audio-s (both default to 6 s).
-    if (c.max_audio_s > 0 && c.min_audio_s > c.max_audio_s) c.min_audio_s = c.max_audio_s;
-    auto cfg = make_speak_config(d.opts);
+    if (cfg.max_audio_s > 0 && cfg.min_audio_s > cfg.max_audio_s) speak::apply_knob(cfg, "min-audio-s", speak::find_knob("max-audio-s")->get(cfg));
+    speak::finalize(cfg);
     fs::create_directories(d.out_dir);
     SpeakOutputs out;
     out.wav_path = (fs::path(d.out_dir) / "demo.wav").string();
@@ -98,16 +98,13 @@ int run_demo(DemoCmd &d) {
 
 void add_demo_command(CLI::App &app, Action &action) {
     auto d = std::make_shared<DemoCmd>();
-    d->opts.cfg.max_audio_s = 6;  // a fixed work size: exactly 6 s of audio (EOS masked until then)
-    d->opts.cfg.min_audio_s = 6;
+    // A fixed work size: exactly 6 s of audio (EOS masked until then); --help shows it.
+    speak::apply_knobs(d->opts.base, {{"max-audio-s", "6"}, {"min-audio-s", "6"}});
     auto *sub = app.add_subcommand(
         "demo", "The main job: make (once, cached) a cpu-scale twin kit, speak a built-in paragraph through "
                 "the full pipeline, print the metrics with the bottleneck named. Writes demo.wav, demo.json and "
                 "demo.trace.json to --out-dir");
     add_speak_options(sub, d->opts);
-    // The shared flags document `rtf speak`'s defaults; the demo's work size differs.
-    sub->get_option("--max-audio-s")->default_str("6");
-    sub->get_option("--min-audio-s")->default_str("6");
     sub->add_option("--scale", d->scale, "Twin kit scale when generating: tiny (seconds) or cpu (full-shape TTS "
                                          "and Token2Wav, Qwen3-0.6B-shaped LLM)")
         ->default_str(d->scale)->check(CLI::IsMember({"tiny", "cpu"}))->group("demo");

@@ -13,6 +13,7 @@
 
 #include "cli/cli-util.h"
 #include "cli/commands.h"
+#include "cli/speak-options.h"
 #include "core/error.h"
 #include "core/parse.h"
 #include "core/wav.h"
@@ -29,7 +30,7 @@ struct T2wOptions {
     int random_n = 0;
     uint32_t seed = 0;
     int chunk = 25;
-    t2w::T2wConfig cfg;
+    SpeakOptions knobs;  // the Token2Wav group of the speak knob table (speak/knobs.h)
 };
 
 std::vector<int32_t> read_token_file(const std::string &path) {
@@ -47,7 +48,8 @@ std::vector<int32_t> read_token_file(const std::string &path) {
 }
 
 int run_t2w(const T2wOptions &o) {
-    o.cfg.validate();
+    const t2w::T2wConfig cfg = make_speak_config(o.knobs, /*finalize=*/false).t2w;
+    cfg.validate();
     std::vector<int32_t> tokens;
     if (!o.tokens_file.empty()) {
         tokens = read_token_file(o.tokens_file);
@@ -60,8 +62,8 @@ int run_t2w(const T2wOptions &o) {
 
     t2w::T2wProfile prof;
     const auto t_init = std::chrono::steady_clock::now();
-    auto model = t2w::T2wModel::load(o.models, o.cfg.device_t2m, o.cfg.device_voc);
-    t2w::T2wStream stream(*model, o.cfg);
+    auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc);
+    t2w::T2wStream stream(*model, cfg);
     const double init_ms = t2w::ms_since(t_init);
     prof.set_init_ms(init_ms);
     for (int32_t t : tokens) {
@@ -112,7 +114,7 @@ int run_t2w(const T2wOptions &o) {
               << (audio_s > 0 ? prof.compute_s() / audio_s : 0.0) << ", wrote " << o.out << "\n";
     if (!o.json.empty()) {
         nlohmann::json j;
-        j["config"] = o.cfg.to_json();
+        j["config"] = cfg.to_json();
         j["config"]["chunk_tokens"] = o.chunk;
         j["models"] = model->dir();
         const auto &E = model->enc_dims();
@@ -163,13 +165,8 @@ static void add_t2w_command(CLI::App &app, Action &action) {
     tok->excludes(rnd);
     sub->add_option("--seed", o->seed, "Seed of --random (default 0)");
     sub->add_option("-o,--out", o->out, "Output WAV (16-bit PCM, 24 kHz mono)")->required();
-    sub->add_option("--threads-t2m", o->cfg.threads_t2m, "CPU threads for token2mel (default 2)");
-    sub->add_option("--threads-voc", o->cfg.threads_voc, "CPU threads for the vocoder (default 2)");
-    sub->add_option("--flow-steps", o->cfg.flow_steps, "Euler steps; 0 = prompt cache's n_timesteps (default 0; must match it)");
-    sub->add_flag("--no-cfg", [o](int64_t) { o->cfg.cfg = false; }, "Disable classifier-free guidance (default on)");
-    sub->add_option("--device-t2m", o->cfg.device_t2m, "ggml device for token2mel (default CPU; see `rtf devices`)");
-    sub->add_option("--device-voc", o->cfg.device_voc, "ggml device for the vocoder (default CPU)");
-    sub->add_option("--lead-silence", o->cfg.leading_silence, "Silence codes (4218) the token buffer starts with: 3 as the reference's T2W thread (default), 0 as token2wav-example");
+    // The engine's knobs, from the speak knob table: spelt as in `rtf speak` (--t2w-threads-t2m, ...)
+    add_speak_options(sub, o->knobs, KnobSet::t2w_engine);
     sub->add_option("--chunk", o->chunk, "Codes per push, like the TTS hand-off (default 25)")->check(CLI::Range(1, 1000000));
     sub->add_option("--json", o->json, "Write the run (config, windows, timings, audio checks) as JSON ('-' = stdout)");
     sub->callback([&action, o, tok, rnd] {

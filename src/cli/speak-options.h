@@ -1,32 +1,38 @@
 #pragma once
-// The flags shared by every command that runs the speak path (`rtf speak`, `rtf demo`,
-// `rtf bench --workload speak`): one registration, one conversion to SpeakConfig, so a
-// knob means the same everywhere.
+// The speak path's knobs (speak/knobs.h) as CLI flags: `rtf speak`, `rtf demo` and, for
+// the Token2Wav group, `rtf t2w` register them from the one table, so a knob is spelt,
+// documented and parsed the same everywhere (and the same as `rtf bench --set` and
+// `--config` files). Flags are recorded while CLI11 parses and applied afterwards in one
+// place: defaults, then the --config file, then the flags (flags win).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "speak/knobs.h"
 #include "speak/speak-config.h"
 
 namespace rtf::cli {
 
 struct SpeakOptions {
-    speak::SpeakConfig cfg;          // typed knobs land here directly
-    std::string text_file;
-    std::string schedule = "pipelined";
-    int d1 = 16, d2 = 16;
-    std::string llm_cpus, tts_cpus, t2w_cpus;  // "0-3,6" lists
-    bool no_profile = false;
-    bool no_mmap_llm = false, no_mmap_tts = false;
-    bool no_host_llm = false, no_host_tts = false;
-    bool no_cfg = false;
+    speak::SpeakConfig base = speak::default_config();  // a command's own defaults (demo: 6 s)
+    std::vector<std::pair<std::string, std::string>> given;  // flags as parsed, in order
+    std::string config_path;                                 // --config FILE
 };
 
-// Adds the model/input/placement/pipeline flags. `with_input` = false leaves out
-// -p/--text/--text-file/--models (for commands that choose them themselves).
-void add_speak_options(CLI::App *sub, SpeakOptions &o, bool with_input = true);
+enum class KnobSet {
+    speak,          // every knob, the input flags included
+    speak_no_input, // every knob but models/prompt/text/text-file
+    t2w_engine,     // the Token2Wav engine knobs only (`rtf t2w`)
+};
 
-// Applies the string-valued flags and validates; throws rtf::Error(Usage) naming the flag.
-speak::SpeakConfig make_speak_config(SpeakOptions &o);
+// Adds one flag per knob (help with unit, allowed values and the default from `o.base`)
+// and --config FILE.
+void add_speak_options(CLI::App *sub, SpeakOptions &o, KnobSet set = KnobSet::speak);
+
+// base -> --config file -> flags; then speak::finalize() (throws rtf::Error(Usage)
+// naming the flag or key). For KnobSet::t2w_engine use make_t2w_config's result .t2w.
+speak::SpeakConfig make_speak_config(const SpeakOptions &o, bool finalize = true);
 
 }  // namespace rtf::cli

@@ -19,12 +19,16 @@ struct StagePlacement {
     int numa_node = -1;     // -1 = none
 };
 
+// MiniCPM-o 4.5's audio token rate (spec §2.4): 25 codes per second of audio.
+inline constexpr int kCodesPerSecond = 25;
+
 struct SpeakConfig {
     std::string models_dir;     // the kit (kit.h)
     // Input: exactly one of prompt (the LLM answers it) or text (forced as the reply: the
     // LLM only computes the hidden states the TTS conditions on; no sampling).
     std::string prompt;
     std::string text;
+    std::string text_file;      // where `text` was read from ("" = given directly)
 
     lm::LlmConfig llm;          // model_path filled from the kit
     lm::TtsConfig tts;          // model_path / projector_path filled from the kit

@@ -5,11 +5,11 @@
 
 #include "core/error.h"
 #include "profile/profiler.h"
+#include "speak/speak-config.h"
 
 namespace rtf::speak {
 
 namespace {
-constexpr int kCodesPerSecond = 25;  // MiniCPM-o 4.5: 25 audio tokens per second of audio
 
 double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();

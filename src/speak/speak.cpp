@@ -53,7 +53,7 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
         s.device = device;
         return s;
     };
-    int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * 25.0)) : 0;
+    int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * kCodesPerSecond)) : 0;
     const int64_t text_cap = twin_text_cap(cfg, engines.kit.is_twin);
     LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
                  !cfg.text.empty(), shared, text_cap);

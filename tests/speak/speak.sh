@@ -64,6 +64,26 @@ python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['output']['n_audio_c
   "$TMP/fixed.json" || { echo "FAIL: fixed work size"; fails=$((fails+1)); }
 expect_rc 1 'min-audio-s' -- speak --models "$KIT" --text "x" --min-audio-s 3 --max-audio-s 2 -o "$TMP/x.wav"
 
+# 1d. issue 18.6: --config FILE reads the knob table's names; flags on the command line win
+printf '{"schedule": "sequential", "d1": 3, "max-audio-s": 1, "no-cfg": true}' >"$TMP/cfg.json"
+expect_rc 0 'schedule sequential' -- speak --models "$KIT" --text "Configured." --config "$TMP/cfg.json" \
+  -o "$TMP/cfg.wav" --json "$TMP/cfg1.json"
+expect_rc 0 'schedule lockstep' -- speak --models "$KIT" --text "Configured." --config "$TMP/cfg.json" \
+  --schedule lockstep -o "$TMP/cfg.wav" --json "$TMP/cfg2.json"
+python3 - "$TMP/cfg1.json" <<'PY' && echo "ok: --config reached the config" || { echo "FAIL: --config"; fails=$((fails+1)); }
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+assert c["max_audio_s"] == 1 and c["t2w"]["cfg"] is False and c["pipeline"]["depths"][0] == 3, c
+PY
+printf '{"d1": 0}' >"$TMP/bad-cfg.json"
+expect_rc 1 'bad-cfg.json.*--d1' -- speak --models "$KIT" --text "x" --config "$TMP/bad-cfg.json" -o "$TMP/x.wav"
+# every Token2Wav flag of `rtf t2w` is spelt as in `rtf speak`
+t2w_flags=$("$RTF" t2w --help | grep -oE '^ +--[a-z0-9-]+' | tr -d ' ' | sort -u)
+speak_flags=$("$RTF" speak --help | grep -oE '^ +(-[a-z], )?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+' | sort -u)
+missing=$(comm -23 <(grep -E -- '--(t2w-|flow-|no-cfg)' <<<"$t2w_flags") <(echo "$speak_flags"))
+[[ -z $missing && $(grep -cE -- '--(t2w-|flow-|no-cfg)' <<<"$t2w_flags") -ge 6 ]] && echo "ok: t2w and speak spell the Token2Wav flags alike" \
+  || { echo "FAIL: t2w flags not in speak: $missing"; fails=$((fails+1)); }
+
 # 2. the other schedules and text mode run too
 expect_rc 0 'schedule sequential' -- speak --models "$KIT" --text "One two three." --max-audio-s 2 \
   --schedule sequential -o "$TMP/b.wav"

@@ -8,9 +8,9 @@ KITGEN="$(dirname "$RTF")/t2w-tiny-kit"
 expect_rc 0 "windows" -- t2w --models "$TMP/kit" --random 60 --seed 1 -o "$TMP/a.wav" --json "$TMP/a.json"
 [[ -s "$TMP/a.wav" ]] || { echo "FAIL: no wav"; fails=$((fails+1)); }
 grep -q '"finite": true' "$TMP/a.json" || { echo "FAIL: json lacks finite=true"; fails=$((fails+1)); }
-expect_rc 0 "" -- t2w --models "$TMP/kit/token2wav-gguf" --random 30 -o "$TMP/b.wav" --no-cfg --threads-t2m 1 --threads-voc 1 --chunk 7
+expect_rc 0 "" -- t2w --models "$TMP/kit/token2wav-gguf" --random 30 -o "$TMP/b.wav" --no-cfg --t2w-threads-t2m 1 --t2w-threads-voc 1 --chunk 7
 printf '1 2 3\n4,5 6\n' > "$TMP/tok.txt"
-expect_rc 0 "" -- t2w --models "$TMP/kit" --tokens "$TMP/tok.txt" -o "$TMP/c.wav" --lead-silence 0
+expect_rc 0 "" -- t2w --models "$TMP/kit" --tokens "$TMP/tok.txt" -o "$TMP/c.wav" --t2w-lead-silence 0
 : > "$TMP/empty.txt"
 expect_rc 1 "empty" -- t2w --models "$TMP/kit" --tokens "$TMP/empty.txt" -o "$TMP/d.wav"
 echo "1 2 7000" > "$TMP/bad.txt"
@@ -19,7 +19,7 @@ echo "1 x 3" > "$TMP/junk.txt"
 expect_rc 1 "tokens" -- t2w --models "$TMP/kit" --tokens "$TMP/junk.txt" -o "$TMP/d.wav"
 expect_rc 1 "random" -- t2w --models "$TMP/kit" -o "$TMP/d.wav"
 expect_rc 1 "flow-steps|n_timesteps" -- t2w --models "$TMP/kit" --random 5 --flow-steps 7 -o "$TMP/d.wav"
-expect_rc 1 "device|Device|CPU" -- t2w --models "$TMP/kit" --random 5 --device-t2m NOPE0 -o "$TMP/d.wav"
+expect_rc 1 "device|Device|CPU" -- t2w --models "$TMP/kit" --random 5 --t2w-device-t2m NOPE0 -o "$TMP/d.wav"
 mkdir -p "$TMP/broken"
 cp "$TMP/kit/token2wav-gguf/"*.gguf "$TMP/broken/"
 echo garbage > "$TMP/broken/hifigan2.gguf"

@@ -1,24 +1,24 @@
 // The `speak` workload of `rtf bench`: the real speak path (src/speak) under the bench
-// protocol. Its knobs are exactly `rtf speak`'s flags without "--" (models=DIR, d1=16,
-// t2w-threads-voc=2, schedule=sequential, no-cfg=1, ...): they are parsed by the same
-// CLI11 definitions (speak-options.h), so a knob means the same in speak, demo and bench.
-// Engines load once per configuration (construction); every run_once() speaks the same
-// input again and runs the quality gates on its audio and audio codes.
+// protocol. Its knobs are the speak knob table's (speak/knobs.h; `rtf speak`'s flags
+// without "--": models=DIR, d1=16, t2w-threads-voc=2, schedule=sequential, no-cfg=1, ...)
+// plus config=FILE (a --config JSON file, applied first; the other knobs win). Engines load
+// once per configuration (construction); every run_once() speaks the same input again and
+// runs the quality gates on its audio and audio codes.
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/workload.h"
-#include "cli/speak-options.h"
+#include "bench/speak-workload.h"
 #include "core/error.h"
 #include "profile/clock.h"
 #include "profile/metrics.h"
 #include "profile/trace.h"
 #include "quality/audio-checks.h"
 #include "quality/token-checks.h"
+#include "speak/knobs.h"
 #include "speak/speak.h"
 
-namespace rtf::cli {
+namespace rtf::bench {
 
 namespace {
 
@@ -26,41 +26,24 @@ constexpr int64_t kAudioVocab = 6562;  // 6561 codes + EOS (spec §2.4)
 constexpr int64_t kAudioEos = 6561;
 
 std::vector<std::string> speak_knob_names() {
-    CLI::App app;
-    SpeakOptions o;
-    add_speak_options(&app, o);
-    std::vector<std::string> names;
-    for (const CLI::Option *opt : app.get_options()) {
-        for (const auto &n : opt->get_lnames()) names.push_back(n);
-    }
+    std::vector<std::string> names = speak::knob_names();
+    names.push_back("config");
     return names;
 }
 
-class SpeakWorkload : public bench::Workload {
+class SpeakWorkload : public Workload {
 public:
-    explicit SpeakWorkload(const bench::Knobs &knobs) : knobs_(knobs) {
-        bench::check_knobs("speak", knobs, speak_knob_names());
-        CLI::App app{"speak workload"};
-        add_speak_options(&app, opts_);
-        std::vector<std::string> args;
-        for (const auto &[k, v] : knobs) {
-            const CLI::Option *opt = app.get_option_no_throw("--" + k);
-            bool flag = opt && opt->get_type_size() == 0;
-            if (flag) {
-                if (v == "1" || v == "true" || v == "on") args.push_back("--" + k);
-                else if (!(v == "0" || v == "false" || v == "off")) throw_usage("speak knob " + k + "=" + v + ": a switch takes 1/0");
-            } else {
-                args.push_back("--" + k);
-                args.push_back(v);
-            }
-        }
-        std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+    explicit SpeakWorkload(const Knobs &knobs) : knobs_(knobs) {
+        check_knobs("speak", knobs, speak_knob_names());
+        cfg_ = speak::default_config();
+        if (const std::string *file = find_knob(knobs, "config")) speak::apply_knob_file(cfg_, *file);
         try {
-            app.parse(args);
-        } catch (const CLI::ParseError &e) {
+            for (const auto &[k, v] : knobs)
+                if (k != "config") speak::apply_knob(cfg_, k, v);
+        } catch (const Error &e) {
             throw_usage(std::string("speak workload: ") + e.what());
         }
-        cfg_ = make_speak_config(opts_);
+        speak::finalize(cfg_);
         engines_ = speak::load_engines(cfg_);
         qcfg_.expect_speech = !engines_->kit.is_twin;
         if (engines_->kit.is_twin) {
@@ -79,15 +62,16 @@ public:
     std::string name() const override { return "speak"; }
     nlohmann::json config() const override {
         nlohmann::json j = cfg_.to_json();
-        j["knobs"] = bench::knobs_json(knobs_);
+        j["knobs"] = knobs_json(knobs_);
+        j["effective_knobs"] = speak::knobs_json(cfg_);  // every knob, defaults included
         j["kit"] = engines_->kit.to_json();
         return j;
     }
 
-    bench::RunOutput run_once() override {
+    RunOutput run_once() override {
         std::vector<float> pcm;
         std::vector<int64_t> boundaries;
-        bench::RunOutput out;
+        RunOutput out;
         out.t_start_ms = prof::default_clock().now_ms();
         auto r = speak::speak(*engines_, cfg_, [&](const pipe::Item &c) {
             if (!pcm.empty()) boundaries.push_back(static_cast<int64_t>(pcm.size()));
@@ -96,15 +80,16 @@ public:
         out.t_end_ms = prof::default_clock().now_ms();
         if (r.run.cancelled) throw_runtime("speak run cancelled");
         out.metrics = prof::to_json(r.run.metrics);
-        for (const auto &s : r.run.metrics.stages) {
-            bench::StageFigure f;
+        for (size_t i = 0; i < r.run.metrics.stages.size(); ++i) {
+            const auto &s = r.run.metrics.stages[i];
+            StageFigure f;
             f.name = s.name;
             f.busy_ms = s.busy_ms;
             f.rtf_stage = s.rtf_stage;
             f.device = s.name == "t2w" ? cfg_.t2w.device_voc
                                        : (s.name == "llm" ? cfg_.llm.placement.device : cfg_.tts.placement.device);
-            f.n_threads = s.name == "t2w" ? cfg_.t2w.threads_voc
-                                          : (s.name == "llm" ? cfg_.llm.placement.n_threads : cfg_.tts.placement.n_threads);
+            // the resolved count the stage ran with (never the "0 = all CPUs" request)
+            f.n_threads = i < r.run.record.stages.size() ? r.run.record.stages[i].n_threads : 1;
             out.stages.push_back(f);
         }
         auto audio = quality::check_audio(pcm, r.sample_rate, boundaries, qcfg_);
@@ -129,26 +114,22 @@ public:
     }
 
 private:
-    bench::Knobs knobs_;
-    SpeakOptions opts_;
+    Knobs knobs_;
     speak::SpeakConfig cfg_;
     std::unique_ptr<speak::Engines> engines_;
     quality::QualityConfig qcfg_;
 };
 
-struct Registrar {
-    Registrar() {
-        bench::WorkloadInfo info;
-        info.name = "speak";
-        info.help = "the real speak path (LLM -> TTS -> Token2Wav) on a kit: knobs are rtf speak's flags "
-                    "without '--', e.g. models=KIT, text=..., max-audio-s=4, d1=16, t2w-threads-voc=2";
-        info.knobs = speak_knob_names();
-        info.make = [](const bench::Knobs &k) { return std::make_unique<SpeakWorkload>(k); };
-        bench::register_workload(std::move(info));
-    }
-};
-const Registrar registrar;
-
 }  // namespace
 
-}  // namespace rtf::cli
+WorkloadInfo speak_workload_info() {
+    WorkloadInfo info;
+    info.name = "speak";
+    info.help = "the real speak path (LLM -> TTS -> Token2Wav) on a kit: knobs are rtf speak's flags without '--', "
+                "e.g. models=KIT, text=..., max-audio-s=4, d1=16, t2w-threads-voc=2; config=FILE reads a JSON file";
+    info.knobs = speak_knob_names();
+    info.make = [](const Knobs &k) { return std::make_unique<SpeakWorkload>(k); };
+    return info;
+}
+
+}  // namespace rtf::bench

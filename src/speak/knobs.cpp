@@ -1,0 +1,353 @@
+#include "speak/knobs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/parse.h"
+#include "core/topology.h"
+#include "speak/speak.h"
+
+namespace rtf::speak {
+
+namespace {
+
+std::string flag(const std::string &name) { return "--" + name; }
+
+std::string num(double v) {
+    std::ostringstream os;
+    os.precision(10);
+    os << v;
+    return os.str();
+}
+
+std::string one_of(const std::string &name, const std::string &v, const std::vector<std::string> &allowed) {
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+    std::string list;
+    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw_usage(flag(name) + ": '" + v + "' is not allowed; use one of " + list);
+}
+
+std::string read_text_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw_usage("--text-file: cannot read " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string s = ss.str();
+    if (trim(s).empty()) throw_usage("--text-file: " + path + " is empty");
+    return s;
+}
+
+const std::vector<std::string> kKvTypes = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+
+// Model placement knobs of one libllama stage (llm or tts): the same flags for both.
+using PlacementOf = lm::ModelPlacement &(*)(SpeakConfig &);
+lm::ModelPlacement &llm_placement(SpeakConfig &c) { return c.llm.placement; }
+lm::ModelPlacement &tts_placement(SpeakConfig &c) { return c.tts.placement; }
+
+void add_placement(std::vector<KnobDef> &t, const std::string &p, PlacementOf pl, StagePlacement SpeakConfig::*stage) {
+    auto cpl = [pl](const SpeakConfig &c) -> const lm::ModelPlacement & { return pl(const_cast<SpeakConfig &>(c)); };
+    const std::string n = p;
+    t.push_back({n + "-device", "", p, "", "Backend device for the " + p + " (a name from `rtf devices`, or auto)", {},
+                 false, false, false, false,
+                 [pl](SpeakConfig &c, const std::string &v) { pl(c).device = v; },
+                 [cpl](const SpeakConfig &c) { return cpl(c).device; }});
+    t.push_back({n + "-ngl", "", p, "layers", "Layers of the " + p + " on the device (-1 = all)", {}, false, false, false,
+                 false,
+                 [pl, n](SpeakConfig &c, const std::string &v) {
+                     pl(c).n_gpu_layers = static_cast<int>(parse_int(v, flag(n + "-ngl"), -1, 100000));
+                 },
+                 [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).n_gpu_layers); }});
+    t.push_back({n + "-threads", "", p, "threads", "Decode threads of the " + p + " (0 = all CPUs)", {}, false, false,
+                 false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) {
+                     pl(c).n_threads = static_cast<int>(parse_int(v, flag(n + "-threads"), 0, 512));
+                 },
+                 [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).n_threads); }});
+    t.push_back({n + "-threads-batch", "", p, "threads", "Batch/prefill threads of the " + p + " (0 = all CPUs)", {},
+                 false, false, false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) {
+                     pl(c).n_threads_batch = static_cast<int>(parse_int(v, flag(n + "-threads-batch"), 0, 512));
+                 },
+                 [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).n_threads_batch); }});
+    t.push_back({n + "-fa", "", p, "", "Flash attention for the " + p, {"auto", "on", "off"}, false, false, false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).flash_attn = one_of(n + "-fa", v, {"auto", "on", "off"}); },
+                 [cpl](const SpeakConfig &c) { return cpl(c).flash_attn; }});
+    t.push_back({n + "-kv-type", "", p, "", "KV cache type of the " + p, kKvTypes, false, false, false, true,
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).kv_type = one_of(n + "-kv-type", v, kKvTypes); },
+                 [cpl](const SpeakConfig &c) { return cpl(c).kv_type; }});
+    t.push_back({n + "-ctx", "", p, "tokens", "Context length of the " + p, {}, false, false, false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) {
+                     pl(c).n_ctx = static_cast<uint32_t>(parse_int(v, flag(n + "-ctx"), 64, 1 << 20));
+                 },
+                 [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).n_ctx); }});
+    t.push_back({n + "-no-mmap", "", p, "", "Read the " + p + " weights into memory instead of mmap", {}, true, false,
+                 false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).mmap = !parse_switch(v, flag(n + "-no-mmap")); },
+                 [cpl](const SpeakConfig &c) { return cpl(c).mmap ? "false" : "true"; }});
+    t.push_back({n + "-no-host-buffer", "", p, "", "Bypass the pinned host buffer for the " + p + " weights", {}, true,
+                 false, false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) {
+                     pl(c).host_buffer = !parse_switch(v, flag(n + "-no-host-buffer"));
+                 },
+                 [cpl](const SpeakConfig &c) { return cpl(c).host_buffer ? "false" : "true"; }});
+    t.push_back({n + "-cpus", "", p, "", "CPU set of the " + p + " stage thread and its compute threads, e.g. 0-3,6", {},
+                 false, false, false, false,
+                 [pl, n, stage](SpeakConfig &c, const std::string &v) {
+                     (c.*stage).cpus = pl(c).cpus = v.empty() ? std::vector<int>{} : parse_int_list(v, flag(n + "-cpus"));
+                 },
+                 [stage](const SpeakConfig &c) { return format_pu_list((c.*stage).cpus); }});
+}
+
+std::vector<KnobDef> make_table() {
+    std::vector<KnobDef> t;
+    // ---- input
+    t.push_back({"models", "", "input", "", "Kit directory: real GGUF files or a twin (`rtf twin`)", {}, false, true,
+                 false, false, [](SpeakConfig &c, const std::string &v) { c.models_dir = v; },
+                 [](const SpeakConfig &c) { return c.models_dir; }});
+    t.push_back({"prompt", "p", "input", "", "Prompt: the LLM answers it, the answer is spoken", {}, false, true, false,
+                 false, [](SpeakConfig &c, const std::string &v) { c.prompt = v; },
+                 [](const SpeakConfig &c) { return c.prompt; }});
+    t.push_back({"text", "", "input", "",
+                 "Text to speak as the reply (no LLM sampling; the LLM only computes the hidden states the TTS "
+                 "conditions on)",
+                 {}, false, true, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.text = v;
+                     c.text_file.clear();
+                 },
+                 [](const SpeakConfig &c) { return c.text_file.empty() ? c.text : std::string(); }});
+    t.push_back({"text-file", "", "input", "", "Read --text from FILE (UTF-8)", {}, false, true, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     if (!c.text.empty() && c.text_file.empty()) throw_usage("--text and --text-file exclude each other; give one");
+                     c.text = read_text_file(v);
+                     c.text_file = v;
+                 },
+                 [](const SpeakConfig &c) { return c.text_file; }});
+    // ---- work size
+    t.push_back({"max-audio-s", "", "work size", "s",
+                 "Stop after this much audio (25 audio tokens per second; 0 = until EOS). Fixes the work size: twins "
+                 "rarely emit EOS",
+                 {}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.max_audio_s = parse_double(v, "--max-audio-s", 0, 1e6); },
+                 [](const SpeakConfig &c) { return num(c.max_audio_s); }});
+    t.push_back({"min-audio-s", "", "work size", "s",
+                 "The TTS may not end the utterance (EOS masked) before this much audio; with --min-audio-s = "
+                 "--max-audio-s the work size is exact (twins' EOS rate is arbitrary). 0 = the reference's sampling",
+                 {}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.min_audio_s = parse_double(v, "--min-audio-s", 0, 1e6);
+                     c.tts.min_codes_per_turn = static_cast<int64_t>(std::ceil(c.min_audio_s * kCodesPerSecond));
+                 },
+                 [](const SpeakConfig &c) { return num(c.min_audio_s); }});
+    t.push_back({"twin-text-rate", "", "work size", "tokens/s",
+                 "Twin kits, prompt mode, with --max-audio-s: cut the LLM's reply at this many text tokens per second "
+                 "of audio (a random LLM never ends its turn; real models speak ~3-5/s). 0 = off; real kits are never "
+                 "capped",
+                 {}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.twin_text_rate = parse_double(v, "--twin-text-rate", 0, 1000); },
+                 [](const SpeakConfig &c) { return num(c.twin_text_rate); }});
+    t.push_back({"max-tokens", "", "work size", "tokens", "Cap on the LLM's reply (0 = until EOS/context)", {}, false,
+                 false, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.llm.max_tokens = static_cast<int>(parse_int(v, "--max-tokens", 0, 1 << 24));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.llm.max_tokens); }});
+    // ---- pipeline
+    t.push_back({"llm-step", "", "pipeline", "tokens", "Text tokens per LLM -> TTS hand-off (reference 10)", {}, false,
+                 false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.llm.llm_step = static_cast<int>(parse_int(v, "--llm-step", 1, 4096)); },
+                 [](const SpeakConfig &c) { return std::to_string(c.llm.llm_step); }});
+    t.push_back({"schedule", "", "pipeline", "",
+                 "pipelined: stages overlap through queues; lockstep: one item in flight (D1 = D2 = 1); sequential: each "
+                 "stage finishes the utterance before the next starts (the baseline)",
+                 {"pipelined", "lockstep", "sequential"}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.pipeline.schedule = pipe::parse_schedule(v, "--schedule"); },
+                 [](const SpeakConfig &c) { return std::string(pipe::to_string(c.pipeline.schedule)); }});
+    for (int q = 0; q < 2; ++q) {
+        const std::string n = "d" + std::to_string(q + 1);
+        t.push_back({n, "", "pipeline", "items",
+                     q == 0 ? "Depth of queue q1 (LLM -> TTS) (pipelined)" : "Depth of queue q2 (TTS -> T2W) (pipelined)",
+                     {}, false, false, false, false,
+                     [q, n](SpeakConfig &c, const std::string &v) {
+                         c.pipeline.depths.resize(2, pipe::PipelineConfig::kDefaultDepth);
+                         c.pipeline.depths[static_cast<size_t>(q)] =
+                             static_cast<int>(parse_int(v, flag(n), 1, pipe::PipelineConfig::kMaxDepth));
+                     },
+                     [q](const SpeakConfig &c) {
+                         return std::to_string(static_cast<size_t>(q) < c.pipeline.depths.size()
+                                                   ? c.pipeline.depths[static_cast<size_t>(q)]
+                                                   : pipe::PipelineConfig::kDefaultDepth);
+                     }});
+    }
+    t.push_back({"jitter-ms", "", "pipeline", "ms", "Playback jitter buffer for the starvation figure", {}, false, false,
+                 false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.pipeline.jitter_ms = parse_double(v, "--jitter-ms", 0, 1e9); },
+                 [](const SpeakConfig &c) { return num(c.pipeline.jitter_ms); }});
+    t.push_back({"no-profile", "", "pipeline", "", "Turn the per-item profiler off (headline metrics stay)", {}, true,
+                 false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.pipeline.profile = !parse_switch(v, "--no-profile"); },
+                 [](const SpeakConfig &c) { return c.pipeline.profile ? "false" : "true"; }});
+    // ---- sampling
+    t.push_back({"seed", "", "sampling", "", "Sampling seed of the LLM and the TTS", {}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.llm.seed = c.tts.seed = static_cast<uint32_t>(parse_int(v, "--seed", 0, 4294967295LL));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.llm.seed); }});
+    t.push_back({"greedy", "", "sampling", "", "Greedy (argmax) sampling in LLM and TTS: for equivalence checks", {},
+                 true, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) { c.llm.greedy = c.tts.greedy = parse_switch(v, "--greedy"); },
+                 [](const SpeakConfig &c) { return c.llm.greedy ? "true" : "false"; }});
+    // ---- llm, tts
+    add_placement(t, "llm", llm_placement, &SpeakConfig::place_llm);
+    add_placement(t, "tts", tts_placement, &SpeakConfig::place_tts);
+    // ---- t2w
+    t.push_back({"t2w-threads-t2m", "", "t2w", "threads", "CPU threads of token2mel (encoder + flow matching)", {}, false,
+                 false, true, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.t2w.threads_t2m = static_cast<int>(parse_int(v, "--t2w-threads-t2m", 1, 4096));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.t2w.threads_t2m); }});
+    t.push_back({"t2w-threads-voc", "", "t2w", "threads", "CPU threads of the HiFT vocoder", {}, false, false, true,
+                 false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.t2w.threads_voc = static_cast<int>(parse_int(v, "--t2w-threads-voc", 1, 4096));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.t2w.threads_voc); }});
+    t.push_back({"t2w-device-t2m", "", "t2w", "", "Backend device of token2mel (`rtf devices`)", {}, false, false, true,
+                 false, [](SpeakConfig &c, const std::string &v) { c.t2w.device_t2m = v; },
+                 [](const SpeakConfig &c) { return c.t2w.device_t2m; }});
+    t.push_back({"t2w-device-voc", "", "t2w", "", "Backend device of the vocoder (`rtf devices`)", {}, false, false,
+                 true, false, [](SpeakConfig &c, const std::string &v) { c.t2w.device_voc = v; },
+                 [](const SpeakConfig &c) { return c.t2w.device_voc; }});
+    t.push_back({"flow-steps", "", "t2w", "steps",
+                 "Euler steps of flow matching (0 = the prompt cache's, 5 in the official file; must match the cache)",
+                 {}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.t2w.flow_steps = static_cast<int>(parse_int(v, "--flow-steps", 0, 1000));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.t2w.flow_steps); }});
+    t.push_back({"no-cfg", "", "t2w", "", "Classifier-free guidance off (half the DiT work, different audio)", {}, true,
+                 false, true, true,
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.cfg = !parse_switch(v, "--no-cfg"); },
+                 [](const SpeakConfig &c) { return c.t2w.cfg ? "false" : "true"; }});
+    t.push_back({"t2w-lead-silence", "", "t2w", "tokens",
+                 "Silence codes (4218) the token buffer starts with: 3 as the reference's T2W thread, 0 as its "
+                 "token2wav-example",
+                 {}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.t2w.leading_silence = static_cast<int>(parse_int(v, "--t2w-lead-silence", 0, 1000));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.t2w.leading_silence); }});
+    t.push_back({"t2w-cpus", "", "t2w", "", "CPU set of the Token2Wav stage thread, e.g. 0-3", {}, false, false, false,
+                 false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.place_t2w.cpus = v.empty() ? std::vector<int>{} : parse_int_list(v, "--t2w-cpus");
+                 },
+                 [](const SpeakConfig &c) { return format_pu_list(c.place_t2w.cpus); }});
+    return t;
+}
+
+}  // namespace
+
+bool parse_switch(const std::string &value, const std::string &what) {
+    const std::string v = trim(value);
+    if (v.empty() || v == "1" || v == "true" || v == "on" || v == "yes") return true;
+    if (v == "0" || v == "false" || v == "off" || v == "no") return false;
+    throw_usage(what + ": '" + value + "' is not a switch value; use true/false (1/0, on/off)");
+}
+
+const std::vector<KnobDef> &knob_table() {
+    static const std::vector<KnobDef> table = make_table();
+    return table;
+}
+
+const KnobDef *find_knob(std::string_view name) {
+    for (const auto &k : knob_table())
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+std::vector<std::string> knob_names() {
+    std::vector<std::string> v;
+    for (const auto &k : knob_table()) v.push_back(k.name);
+    return v;
+}
+
+SpeakConfig default_config() {
+    SpeakConfig c;
+    c.pipeline.depths = {pipe::PipelineConfig::kDefaultDepth, pipe::PipelineConfig::kDefaultDepth};
+    return c;
+}
+
+void apply_knob(SpeakConfig &cfg, const std::string &name, const std::string &value) {
+    const KnobDef *k = find_knob(name);
+    if (!k) {
+        std::string list;
+        for (const auto &n : knob_names()) list += (list.empty() ? "" : ", ") + n;
+        throw_usage("'" + name + "' is not a speak knob; the knobs are: " + list);
+    }
+    k->set(cfg, value);
+}
+
+void apply_knobs(SpeakConfig &cfg, const std::vector<std::pair<std::string, std::string>> &knobs) {
+    for (const auto &[k, v] : knobs) apply_knob(cfg, k, v);
+}
+
+std::vector<std::pair<std::string, std::string>> read_knob_file(const std::string &path) {
+    std::ifstream in(path);
+    if (!in) throw_usage("--config: cannot read " + path);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception &e) {
+        throw_usage("--config " + path + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object()) throw_usage("--config " + path + ": want a JSON object of knobs, e.g. {\"d1\": 4}");
+    // `rtf tune` writes {"knobs": {...}, ...}: accept that shape too.
+    if (j.contains("knobs") && j["knobs"].is_object()) j = j["knobs"];
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &[k, v] : j.items()) {
+        if (!find_knob(k)) {
+            std::string list;
+            for (const auto &n : knob_names()) list += (list.empty() ? "" : ", ") + n;
+            throw_usage("--config " + path + ": '" + k + "' is not a speak knob; the knobs are: " + list);
+        }
+        if (v.is_string()) out.emplace_back(k, v.get<std::string>());
+        else if (v.is_boolean()) out.emplace_back(k, v.get<bool>() ? "true" : "false");
+        else if (v.is_number_integer()) out.emplace_back(k, std::to_string(v.get<int64_t>()));
+        else if (v.is_number()) out.emplace_back(k, num(v.get<double>()));
+        else throw_usage("--config " + path + ": '" + k + "' must be a string, number or boolean");
+    }
+    return out;
+}
+
+void apply_knob_file(SpeakConfig &cfg, const std::string &path) {
+    for (const auto &[k, v] : read_knob_file(path)) {
+        try {
+            apply_knob(cfg, k, v);
+        } catch (const Error &e) {
+            throw_usage("--config " + path + ": " + e.what());
+        }
+    }
+}
+
+void finalize(SpeakConfig &cfg) {
+    if (!cfg.text.empty()) lm::check_text(cfg.text, cfg.text_file.empty() ? "--text" : "--text-file " + cfg.text_file);
+    if (!cfg.prompt.empty()) lm::check_text(cfg.prompt, "--prompt");
+    // A smaller context than the default batch is a user's choice of --*-ctx: follow it.
+    for (auto *pl : {&cfg.llm.placement, &cfg.tts.placement}) pl->n_batch = std::min(pl->n_batch, pl->n_ctx);
+    cfg.validate();
+}
+
+nlohmann::json knobs_json(const SpeakConfig &cfg) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto &k : knob_table()) j[k.name] = k.get(cfg);
+    return j;
+}
+
+}  // namespace rtf::speak

@@ -1,0 +1,133 @@
+// The speak knob table (speak/knobs.h): every knob round-trips through its text form,
+// bad values name the flag, unknown names list the table, config files apply the same
+// setters, and derived fields follow their knob.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "speak/knobs.h"
+
+using namespace rtf;
+using namespace rtf::speak;
+
+namespace {
+std::string scratch_file(const std::string &name, const std::string &content) {
+    const auto p = std::filesystem::temp_directory_path() / ("rtf-knobs-" + std::to_string(::getpid()) + "-" + name);
+    std::ofstream(p) << content;
+    return p.string();
+}
+std::string usage_message(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        return e.what();
+    }
+    ADD_FAILURE() << "no error";
+    return {};
+}
+}  // namespace
+
+TEST(Knobs, NamesAreUniqueAndDocumented) {
+    std::set<std::string> seen;
+    for (const auto &k : knob_table()) {
+        EXPECT_TRUE(seen.insert(k.name).second) << k.name;
+        EXPECT_FALSE(k.help.empty()) << k.name;
+        EXPECT_FALSE(k.group.empty()) << k.name;
+        EXPECT_TRUE(k.set && k.get) << k.name;
+        EXPECT_EQ(find_knob(k.name), &k);
+    }
+    EXPECT_EQ(find_knob("no-such-knob"), nullptr);
+}
+
+// get -> set gives the same config: the text form is complete (what --config files and
+// `rtf tune` outputs rely on).
+TEST(Knobs, EveryKnobRoundTripsItsDefault) {
+    const SpeakConfig d = default_config();
+    const nlohmann::json before = knobs_json(d);
+    for (const auto &k : knob_table()) {
+        if (k.name == "text-file") continue;  // reads a file; covered below
+        SpeakConfig c = default_config();
+        k.set(c, k.get(d));
+        EXPECT_EQ(knobs_json(c), before) << k.name;
+        EXPECT_EQ(c.to_json(), d.to_json()) << k.name;
+    }
+}
+
+TEST(Knobs, SettersReachTheirFields) {
+    SpeakConfig c = default_config();
+    apply_knobs(c, {{"d1", "4"}, {"d2", "2"}, {"schedule", "sequential"}, {"no-cfg", "true"}, {"seed", "7"},
+                    {"greedy", "1"}, {"min-audio-s", "2"}, {"llm-cpus", "0-1"}, {"t2w-threads-voc", "1"},
+                    {"tts-kv-type", "q8_0"}, {"no-profile", "on"}});
+    EXPECT_EQ(c.pipeline.depths, (std::vector<int>{4, 2}));
+    EXPECT_EQ(c.pipeline.schedule, pipe::Schedule::sequential);
+    EXPECT_FALSE(c.t2w.cfg);
+    EXPECT_EQ(c.llm.seed, 7u);
+    EXPECT_EQ(c.tts.seed, 7u);  // one seed for both samplers
+    EXPECT_TRUE(c.llm.greedy && c.tts.greedy);
+    EXPECT_EQ(c.tts.min_codes_per_turn, 50);  // derived: 2 s x 25 codes/s
+    EXPECT_EQ(c.place_llm.cpus, (std::vector<int>{0, 1}));
+    EXPECT_EQ(c.llm.placement.cpus, (std::vector<int>{0, 1}));  // stage thread and compute threads
+    EXPECT_EQ(c.t2w.threads_voc, 1);
+    EXPECT_EQ(c.tts.placement.kv_type, "q8_0");
+    EXPECT_FALSE(c.pipeline.profile);
+    apply_knob(c, "no-cfg", "false");
+    EXPECT_TRUE(c.t2w.cfg);
+}
+
+TEST(Knobs, BadValuesNameTheFlagAndTheAllowedValues) {
+    SpeakConfig c = default_config();
+    EXPECT_NE(usage_message([&] { apply_knob(c, "d1", "0"); }).find("--d1"), std::string::npos);
+    EXPECT_NE(usage_message([&] { apply_knob(c, "t2w-threads-t2m", "two"); }).find("--t2w-threads-t2m"), std::string::npos);
+    const std::string kv = usage_message([&] { apply_knob(c, "llm-kv-type", "f8"); });
+    EXPECT_NE(kv.find("--llm-kv-type"), std::string::npos) << kv;
+    EXPECT_NE(kv.find("q8_0"), std::string::npos) << kv;
+    EXPECT_NE(usage_message([&] { apply_knob(c, "no-cfg", "maybe"); }).find("--no-cfg"), std::string::npos);
+    const std::string unknown = usage_message([&] { apply_knob(c, "d3", "1"); });
+    EXPECT_NE(unknown.find("'d3' is not a speak knob"), std::string::npos) << unknown;
+    EXPECT_NE(unknown.find("t2w-threads-voc"), std::string::npos) << unknown;
+}
+
+TEST(Knobs, ConfigFileAppliesTheSameSetters) {
+    const std::string f = scratch_file("a.json", R"({"d1": 4, "no-cfg": true, "max-audio-s": 2.5, "schedule": "lockstep"})");
+    SpeakConfig c = default_config();
+    apply_knob_file(c, f);
+    EXPECT_EQ(c.pipeline.depths.at(0), 4);
+    EXPECT_FALSE(c.t2w.cfg);
+    EXPECT_DOUBLE_EQ(c.max_audio_s, 2.5);
+    EXPECT_EQ(c.pipeline.schedule, pipe::Schedule::lockstep);
+    // `rtf tune`'s output shape: {"knobs": {...}}
+    const std::string g = scratch_file("b.json", R"({"knobs": {"d2": "3"}, "rtf": 0.9})");
+    apply_knob_file(c, g);
+    EXPECT_EQ(c.pipeline.depths.at(1), 3);
+    const std::string bad = scratch_file("c.json", R"({"d1": 0})");
+    const std::string m = usage_message([&] { apply_knob_file(c, bad); });
+    EXPECT_NE(m.find(bad), std::string::npos) << m;
+    EXPECT_NE(m.find("--d1"), std::string::npos) << m;
+    const std::string unknown = scratch_file("d.json", R"({"threads-t2m": 1})");
+    EXPECT_NE(usage_message([&] { apply_knob_file(c, unknown); }).find("'threads-t2m' is not a speak knob"), std::string::npos);
+    const std::string notjson = scratch_file("e.json", "d1=4");
+    EXPECT_NE(usage_message([&] { apply_knob_file(c, notjson); }).find("not valid JSON"), std::string::npos);
+    for (const auto &p : {f, g, bad, unknown, notjson}) std::remove(p.c_str());
+}
+
+TEST(Knobs, TextFileAndFinalize) {
+    const std::string f = scratch_file("t.txt", "Hello from a file.");
+    SpeakConfig c = default_config();
+    apply_knobs(c, {{"models", "/nonexistent"}, {"text-file", f}, {"llm-ctx", "128"}});
+    EXPECT_EQ(c.text, "Hello from a file.");
+    finalize(c);
+    EXPECT_EQ(c.llm.placement.n_batch, 128u);  // clamped to the smaller context
+    SpeakConfig both = default_config();
+    apply_knob(both, "text", "x");
+    EXPECT_NE(usage_message([&] { apply_knob(both, "text-file", f); }).find("exclude"), std::string::npos);
+    SpeakConfig none = default_config();
+    apply_knob(none, "models", "/nonexistent");
+    EXPECT_NE(usage_message([&] { finalize(none); }).find("-p/--prompt"), std::string::npos);
+    std::remove(f.c_str());
+}
