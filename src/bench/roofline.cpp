@@ -36,6 +36,16 @@ double MachineRates::gflops(const std::string &type, int n_threads) const {
     return best;
 }
 
+double MachineRates::peak_gflops(const std::string &type, int n_threads) const {
+    const std::string t = type == "f32" ? "f32" : "f16";
+    double best = kNaN;
+    for (const auto &m : peak) {
+        if (m.type != t || m.gflops <= 0) continue;
+        if (m.n_threads <= n_threads && !(m.gflops <= best)) best = m.gflops;
+    }
+    return best;
+}
+
 PathLimits path_limits(const ModelCosts &costs, const MachineRates &rates, const std::map<std::string, int> &stage_threads,
                        int total_threads) {
     PathLimits p;
@@ -49,13 +59,17 @@ PathLimits path_limits(const ModelCosts &costs, const MachineRates &rates, const
         f.bytes_per_audio_s = c.bytes_per_unit * c.units_per_audio_s;
         f.flops_per_audio_s = c.flops_per_unit * c.units_per_audio_s;
         f.memory_rtf = f.bytes_per_audio_s / (rates.read_gib_s(f.n_threads) * kGiB);
-        f.compute_rtf = f.flops_per_audio_s / (rates.gflops(c.weight_type, f.n_threads) * 1e9);
+        f.compute_rtf_ggml = f.flops_per_audio_s / (rates.gflops(c.weight_type, f.n_threads) * 1e9);
+        const double pk = rates.peak_gflops(c.weight_type, f.n_threads);
+        f.compute_rate = std::isfinite(pk) ? "peak" : "ggml";
+        f.compute_rtf = std::isfinite(pk) ? f.flops_per_audio_s / (pk * 1e9) : f.compute_rtf_ggml;
         f.floor_rtf = std::max(f.memory_rtf, f.compute_rtf);
         f.bound = f.memory_rtf >= f.compute_rtf ? "memory" : "compute";
         p.serial_rtf += f.floor_rtf;
         max_floor = std::max(max_floor, f.floor_rtf);
         sum_bytes += f.bytes_per_audio_s;
-        sum_compute_all += f.flops_per_audio_s / (rates.gflops(c.weight_type, total_threads) * 1e9);
+        const double pk_all = rates.peak_gflops(c.weight_type, total_threads);
+        sum_compute_all += f.flops_per_audio_s / ((std::isfinite(pk_all) ? pk_all : rates.gflops(c.weight_type, total_threads)) * 1e9);
         p.stages.push_back(f);
     }
     double mem_all = sum_bytes / (rates.read_gib_s(total_threads) * kGiB);
@@ -76,6 +90,8 @@ nlohmann::json to_json(const PathLimits &p) {
                       {"flops_per_audio_s", f.flops_per_audio_s},
                       {"memory_rtf", num(f.memory_rtf)},
                       {"compute_rtf", num(f.compute_rtf)},
+                      {"compute_rate", f.compute_rate},
+                      {"compute_rtf_ggml", num(f.compute_rtf_ggml)},
                       {"floor_rtf", num(f.floor_rtf)},
                       {"bound", f.bound}});
     return {{"stages", st},

@@ -3,8 +3,12 @@
 //
 //   floor_s      = units/s x max(bytes / read_bw(threads_s), flops / flop_rate(type_s, threads_s))
 //                  seconds of work per second of audio, i.e. an RTF. read_bw is the measured
-//                  read bandwidth; flop_rate the measured ggml matmul rate for the stage's
-//                  weight type (f16 for F16/quantised weights, f32 otherwise) on the CPU.
+//                  read bandwidth; flop_rate the CPU's measured arithmetic peak for the
+//                  stage's weight type (peak-flops.h: f32 for F32 weights, f16 = F32 FMAs
+//                  after F16C for the rest) — the machine's limit, not our kernels'. When no
+//                  peak was measured, ggml's achieved mul_mat rate stands in (and the floor
+//                  then says so: compute_rate = "ggml"). compute_rtf_ggml is the same floor
+//                  at ggml's rate: their ratio is the operator layer's headroom.
 //   serial_rtf   = sum_s floor_s: the stages one after another, each with its threads.
 //   overlapped   = max( max_s floor_s,                              (the bottleneck stage)
 //                       sum_s bytes_s / read_bw(all threads),       (one memory bus)
@@ -24,14 +28,17 @@
 
 #include "bench/limits.h"
 #include "bench/model-floors.h"
+#include "bench/peak-flops.h"
 
 namespace rtf::bench {
 
 struct MachineRates {
     std::vector<BandwidthResult> bandwidth;  // CPU, per thread count
     std::vector<MatmulResult> matmul;        // per device / type / threads
+    std::vector<PeakResult> peak;            // CPU arithmetic peak per type / threads
     double read_gib_s(int n_threads) const;             // NaN when none measured
-    double gflops(const std::string &type, int n_threads) const;  // CPU; f16 used for non-f32 types
+    double gflops(const std::string &type, int n_threads) const;  // ggml mul_mat, CPU; f16 used for non-f32 types
+    double peak_gflops(const std::string &type, int n_threads) const;  // NaN when not measured / unsupported
 };
 
 struct StageFloor {
@@ -39,6 +46,8 @@ struct StageFloor {
     int n_threads = 0;
     double bytes_per_audio_s = 0, flops_per_audio_s = 0;
     double memory_rtf = 0, compute_rtf = 0, floor_rtf = 0;
+    double compute_rtf_ggml = 0;  // the compute floor at ggml's achieved mul_mat rate
+    std::string compute_rate;     // "peak" | "ggml": which rate compute_rtf used
     std::string bound;  // "memory" | "compute"
 };
 

@@ -1,6 +1,7 @@
 // rtf limits: what this machine can do (memory bandwidth, matmul FLOP rate per backend
 // device and thread count) and, with --models DIR, each stage's floor and the path's
 // hard-limit RTF for serial and overlapped schedules (METHOD.md §4).
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "bench/limits.h"
 #include "bench/model-floors.h"
+#include "bench/peak-flops.h"
 #include "bench/protocol.h"
 #include "bench/roofline.h"
 #include "cli/cli-util.h"
@@ -104,8 +106,21 @@ int run_limits(const LimitsOptions &o) {
         out << "\n";
     }
     if (!o.no_matmul) {
+        // The CPU's own ceiling first, so each ggml rate can be printed against it.
+        out << "arithmetic peak (CPU, register-only multiply-add loops, " << "all threads at once):\n"
+            << "  type   isa          threads   GFLOP/s (int8: GOP/s)\n";
+        for (int t : threads)
+            for (const auto &ty : bench::peak_types()) {
+                auto pr = bench::measure_peak(ty, t);
+                rates.peak.push_back(pr);
+                char line[160];
+                std::snprintf(line, sizeof line, "  %-6s %-12s %-9d %.1f\n", pr.type.c_str(), pr.isa.c_str(), pr.n_threads,
+                              pr.gflops);
+                out << line;
+            }
+        out << "\n";
         out << "matrix multiply (ggml mul_mat, " << mm << "^3; GEMV " << gm << "x" << gk << " F16):\n"
-            << "  device   type      threads   ms        GFLOP/s   weight GiB/s\n";
+            << "  device   type      threads   ms        GFLOP/s   weight GiB/s   of peak\n";
         for (const auto &d : devices) {
             bool cpu = find_backend_device(d).type == "cpu";
             std::vector<int> ts = cpu ? threads : std::vector<int>{0};
@@ -115,9 +130,11 @@ int run_limits(const LimitsOptions &o) {
                 if (gm > 0 && gk > 0) rs.push_back(bench::measure_gemv(d, t, gm, gk, reps));
                 for (const auto &r : rs) {
                     rates.matmul.push_back(r);
-                    char line[160];
-                    std::snprintf(line, sizeof line, "  %-8s %-9s %-9d %-9.2f %-9.1f %.2f\n", r.device.c_str(),
-                                  r.type.c_str(), r.n_threads, r.ms, r.gflops, r.gib_s);
+                    const double pk = cpu && r.type != "gemv-f16" ? rates.peak_gflops(r.type, r.n_threads) : NAN;
+                    char line[200];
+                    std::snprintf(line, sizeof line, "  %-8s %-9s %-9d %-9.2f %-9.1f %-14.2f %s\n", r.device.c_str(),
+                                  r.type.c_str(), r.n_threads, r.ms, r.gflops, r.gib_s,
+                                  std::isfinite(pk) ? (f2(100.0 * r.gflops / pk, 0) + " %").c_str() : "-");
                     out << line;
                 }
             }
@@ -131,8 +148,23 @@ int run_limits(const LimitsOptions &o) {
     auto bw = nlohmann::json::array();
     for (const auto &b : rates.bandwidth) bw.push_back(bench::to_json(b));
     auto mmj = nlohmann::json::array();
-    for (const auto &m : rates.matmul) mmj.push_back(bench::to_json(m));
+    for (const auto &m : rates.matmul) {
+        auto mj = bench::to_json(m);
+        // the machine's ceiling beside ggml's achieved rate: their ratio is the operator headroom
+        mj["ggml_gflops"] = m.gflops;
+        const double pk = m.device == "CPU" && m.type != "gemv-f16" ? rates.peak_gflops(m.type, m.n_threads) : NAN;
+        mj["peak_gflops"] = std::isfinite(pk) ? nlohmann::json(pk) : nlohmann::json(nullptr);
+        mj["ggml_of_peak"] = std::isfinite(pk) && pk > 0 ? nlohmann::json(m.gflops / pk) : nlohmann::json(nullptr);
+        mmj.push_back(mj);
+    }
+    auto pkj = nlohmann::json::array();
+    for (const auto &p : rates.peak) {
+        auto pj = bench::to_json(p);
+        pj["peak_gflops"] = p.gflops;
+        pkj.push_back(pj);
+    }
     j["bandwidth"] = bw;
+    j["peak"] = pkj;
     j["matmul"] = mmj;
     if (costs) {
         if (rates.bandwidth.empty() || rates.matmul.empty())
@@ -143,14 +175,16 @@ int run_limits(const LimitsOptions &o) {
         j["models"] = {{"dir", costs->dir}, {"assumptions", fa.to_json()}, {"stages", cj}, {"notes", costs->notes}};
         j["path"] = bench::to_json(p);
         out << "stage floors (" << costs->dir << "; RTF = seconds of work per second of audio):\n"
-            << "  stage  threads  unit         units/s   MB/unit     GFLOP/unit  memory RTF  compute RTF  floor RTF  bound\n";
+            << "  stage  threads  unit         units/s   MB/unit     GFLOP/unit  memory RTF  compute RTF  floor RTF  bound     "
+               "compute RTF at ggml's rate\n";
         for (size_t i = 0; i < p.stages.size(); ++i) {
             const auto &f = p.stages[i];
             const auto &c = costs->stages[i];
-            char line[200];
-            std::snprintf(line, sizeof line, "  %-6s %-8d %-12s %-9.1f %-11.1f %-11.2f %-11.4f %-12.4f %-10.4f %s\n",
+            char line[240];
+            std::snprintf(line, sizeof line, "  %-6s %-8d %-12s %-9.1f %-11.1f %-11.2f %-11.4f %-12.4f %-10.4f %-9s %.4f%s\n",
                           f.stage.c_str(), f.n_threads, c.unit.c_str(), c.units_per_audio_s, c.bytes_per_unit / 1e6,
-                          c.flops_per_unit / 1e9, f.memory_rtf, f.compute_rtf, f.floor_rtf, f.bound.c_str());
+                          c.flops_per_unit / 1e9, f.memory_rtf, f.compute_rtf, f.floor_rtf, f.bound.c_str(),
+                          f.compute_rtf_ggml, f.compute_rate == "peak" ? "" : "  (no peak measured: compute RTF uses ggml's rate)");
             out << line;
         }
         out << "\n  hard limit, serial schedule      RTF " << f2(p.serial_rtf, 4) << "\n"

@@ -18,8 +18,12 @@
 #include "core/parse.h"
 #include "core/wav.h"
 #include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-profile.h"
 #include "models/t2w/t2w-stream.h"
+#include "profile/stats.h"
+#include "quality/check.h"
+#include "quality/equivalence.h"
 
 namespace rtf::cli {
 
@@ -30,6 +34,7 @@ struct T2wOptions {
     int random_n = 0;
     uint32_t seed = 0;
     int chunk = 25;
+    bool no_fidelity = false;
     SpeakOptions knobs;  // the Token2Wav group of the speak knob table (speak/knobs.h)
 };
 
@@ -47,6 +52,27 @@ std::vector<int32_t> read_token_file(const std::string &path) {
     return v;
 }
 
+// Streams `tokens` through `stream` in pushes of `chunk`; returns the PCM, appends the
+// window records and (optional) every window's token2mel output, concatenated [80][T] per window.
+std::vector<float> synthesize(t2w::T2wStream &stream, const std::vector<int32_t> &tokens, int chunk,
+                              std::vector<t2w::WindowRecord> &recs, std::vector<float> *mels) {
+    if (mels) {
+        t2w::WindowTap tap;
+        tap.t2m_out = [mels](int64_t, const std::vector<float> &mel, int) { mels->insert(mels->end(), mel.begin(), mel.end()); };
+        stream.set_tap(tap);
+    }
+    std::vector<float> pcm;
+    for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(chunk)) {
+        const size_t e = std::min(tokens.size(), i + static_cast<size_t>(chunk));
+        std::vector<t2w::WindowRecord> r;
+        auto out = stream.push({tokens.begin() + static_cast<std::ptrdiff_t>(i), tokens.begin() + static_cast<std::ptrdiff_t>(e)},
+                               e == tokens.size(), &r);
+        pcm.insert(pcm.end(), out.begin(), out.end());
+        recs.insert(recs.end(), r.begin(), r.end());
+    }
+    return pcm;
+}
+
 int run_t2w(const T2wOptions &o) {
     const t2w::T2wConfig cfg = make_speak_config(o.knobs, /*finalize=*/false).t2w;
     cfg.validate();
@@ -62,7 +88,7 @@ int run_t2w(const T2wOptions &o) {
 
     t2w::T2wProfile prof;
     const auto t_init = std::chrono::steady_clock::now();
-    auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc);
+    auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc, cfg.type_t2m, cfg.type_voc);
     t2w::T2wStream stream(*model, cfg);
     const double init_ms = t2w::ms_since(t_init);
     prof.set_init_ms(init_ms);
@@ -72,17 +98,35 @@ int run_t2w(const T2wOptions &o) {
                         std::to_string(model->enc_dims().vocab - 1) + ")");
         }
     }
-    std::vector<float> pcm;
+    // A compute type other than f32 changes the math: the same tokens go through the f32
+    // path afterwards and the output is scored against it (mel and PCM SNR).
+    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32";
+    const bool fidelity = typed && !o.no_fidelity;
+    std::vector<float> mels;
     std::vector<t2w::WindowRecord> recs;
-    for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(o.chunk)) {
-        const size_t e = std::min(tokens.size(), i + static_cast<size_t>(o.chunk));
-        const bool fin = e == tokens.size();
-        std::vector<t2w::WindowRecord> r;
-        auto out = stream.push({tokens.begin() + static_cast<std::ptrdiff_t>(i), tokens.begin() + static_cast<std::ptrdiff_t>(e)},
-                               fin, &r);
-        for (auto &w : r) prof.record(w);
-        pcm.insert(pcm.end(), out.begin(), out.end());
-        recs.insert(recs.end(), r.begin(), r.end());
+    std::vector<float> pcm = synthesize(stream, tokens, o.chunk, recs, fidelity ? &mels : nullptr);
+    for (auto &w : recs) prof.record(w);
+    nlohmann::json fid = nullptr;
+    if (fidelity) {
+        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << " against the f32 path on the same tokens ...\n";
+        t2w::T2wConfig ref_cfg = cfg;
+        ref_cfg.type_t2m = ref_cfg.type_voc = "f32";
+        auto ref_model = t2w::T2wModel::load(o.models, ref_cfg.device_t2m, ref_cfg.device_voc);
+        t2w::T2wStream ref_stream(*ref_model, ref_cfg);
+        std::vector<float> ref_mels;
+        std::vector<t2w::WindowRecord> ref_recs;
+        const auto ref_pcm = synthesize(ref_stream, tokens, o.chunk, ref_recs, &ref_mels);
+        double ref_s = 0;
+        for (const auto &w : ref_recs) ref_s += (w.times.t2m.total_ms + w.times.voc.total_ms) / 1000.0;
+        fid = {{"reference", "f32"},
+               {"type_t2m", cfg.type_t2m},
+               {"type_voc", cfg.type_voc},
+               {"mel_snr_db", prof::json_number(quality::snr_db(ref_mels, mels))},
+               {"pcm_snr_db", prof::json_number(quality::snr_db(ref_pcm, pcm))},
+               {"reference_compute_s", ref_s}};
+        auto db = [](const nlohmann::json &v) { return v.is_null() ? std::string("identical") : quality::fmt(v.get<double>(), 2) + " dB"; };
+        std::cout << "t2w: fidelity vs f32: mel SNR " << db(fid["mel_snr_db"]) << ", PCM SNR " << db(fid["pcm_snr_db"])
+                  << " (f32 compute " << quality::fmt(ref_s, 2) << " s)\n";
     }
     // boundaries: cumulative sample offsets where a window ends
     std::vector<size_t> boundaries;
@@ -109,6 +153,23 @@ int run_t2w(const T2wOptions &o) {
     }
     const double audio_s = static_cast<double>(pcm.size()) / t2w::kSampleRate;
     if (prof.level() >= 1) prof.print_summary(stderr);
+    nlohmann::json ops = nullptr;
+    if (t2w::op_profile_enabled()) {
+        // Taken before the fidelity pass would add the f32 path's nodes (it ran above only
+        // when typed; then the table covers both: say so).
+        ops = nlohmann::json::array();
+        double total = 0;
+        for (const auto &s : t2w::op_profile()) total += s.ms;
+        std::fprintf(stderr, "op profile (RTF_T2W_PROFILE_OPS: node by node, for shares)%s\n",
+                     fidelity ? " — includes the f32 fidelity pass" : "");
+        std::fprintf(stderr, "  %-16s %-22s %8s %10s %6s\n", "graph", "op", "n", "ms", "share");
+        for (const auto &s : t2w::op_profile()) {
+            ops.push_back({{"graph", s.graph}, {"op", s.op}, {"n", s.n}, {"ms", s.ms}, {"share", total > 0 ? s.ms / total : 0.0}});
+            if (total > 0 && s.ms / total >= 0.002)
+                std::fprintf(stderr, "  %-16s %-22s %8lld %10.1f %5.1f%%\n", s.graph.c_str(), s.op.c_str(),
+                             static_cast<long long>(s.n), s.ms, 100.0 * s.ms / total);
+        }
+    }
     std::cout << "t2w: " << tokens.size() << " tokens -> " << pcm.size() << " samples (" << audio_s << " s) in "
               << recs.size() << " windows, compute " << prof.compute_s() << " s, RTF "
               << (audio_s > 0 ? prof.compute_s() / audio_s : 0.0) << ", wrote " << o.out << "\n";
@@ -130,6 +191,8 @@ int run_t2w(const T2wOptions &o) {
         j["init_ms"] = init_ms;
         j["compute_s"] = prof.compute_s();
         j["rtf"] = audio_s > 0 ? prof.compute_s() / audio_s : 0.0;
+        j["fidelity"] = fid;
+        j["op_profile"] = ops;  // null unless RTF_T2W_PROFILE_OPS=1  // null: f32 (the reference path itself) or --no-fidelity
         j["audio_check"] = {{"finite", finite}, {"min", lo}, {"max", hi}, {"max_step_within", max_step}, {"max_step_seam", max_seam}};
         nlohmann::json wins = nlohmann::json::array();
         for (auto &w : recs) {
@@ -168,6 +231,8 @@ static void add_t2w_command(CLI::App &app, Action &action) {
     // The engine's knobs, from the speak knob table: spelt as in `rtf speak` (--t2w-threads-t2m, ...)
     add_speak_options(sub, o->knobs, KnobSet::t2w_engine);
     sub->add_option("--chunk", o->chunk, "Codes per push, like the TTS hand-off (default 25)")->check(CLI::Range(1, 1000000));
+    sub->add_flag("--no-fidelity", o->no_fidelity,
+                  "With a --t2w-type-* other than f32: skip the second, f32 pass that scores the output (mel and PCM SNR)");
     sub->add_option("--json", o->json, "Write the run (config, windows, timings, audio checks) as JSON ('-' = stdout)");
     sub->callback([&action, o, tok, rnd] {
         if (tok->count() == 0 && rnd->count() == 0) throw_usage("t2w: give --tokens FILE or --random N");

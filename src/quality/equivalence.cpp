@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.h"
@@ -86,6 +87,19 @@ QualityReport compare_audio(const std::vector<float> &candidate_in, int candidat
                                             : "spectra differ: mean log-mel distance " + fmt(lsd) +
                                                   " dB"));
     return r;
+}
+
+double snr_db(const std::vector<float> &reference, const std::vector<float> &candidate) {
+    if (reference.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double s = 0, n = 0;
+    for (size_t i = 0; i < reference.size(); ++i) {
+        const double r = reference[i];
+        const double d = (i < candidate.size() ? static_cast<double>(candidate[i]) : 0.0) - r;
+        s += r * r;
+        n += d * d;
+    }
+    if (n == 0) return std::numeric_limits<double>::infinity();
+    return 10.0 * std::log10(s / n);
 }
 
 }  // namespace rtf::quality

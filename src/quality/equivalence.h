@@ -32,4 +32,10 @@ QualityReport compare_audio(const std::vector<float> &candidate, int candidate_r
 double log_mel_distance_db(const std::vector<float> &candidate, const std::vector<float> &baseline,
                            int sample_rate);
 
+// Signal-to-noise ratio of `candidate` against `reference`, dB: 10 log10(sum r^2 / sum
+// (c - r)^2) over the reference's length (missing candidate samples count as 0). The
+// fidelity figure of a changed-math path (compute types, fewer flow steps) against the
+// reference path on the same input. +inf when identical; NaN when the reference is empty.
+double snr_db(const std::vector<float> &reference, const std::vector<float> &candidate);
+
 }  // namespace rtf::quality

@@ -243,6 +243,16 @@ std::vector<KnobDef> make_table() {
                      c.t2w.leading_silence = static_cast<int>(parse_int(v, "--t2w-lead-silence", 0, 1000));
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.t2w.leading_silence); }});
+    t.push_back({"t2w-type-t2m", "", "t2w", "",
+                 "Compute type of token2mel's matrix weights (converted at load; f32 = the reference's math)",
+                 {"f32", "f16", "bf16", "q8_0"}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_t2m = one_of("t2w-type-t2m", v, {"f32", "f16", "bf16", "q8_0"}); },
+                 [](const SpeakConfig &c) { return c.t2w.type_t2m; }});
+    t.push_back({"t2w-type-voc", "", "t2w", "",
+                 "Compute type of the vocoder's convolution weights (converted at load; f32 = the reference's math)",
+                 {"f32", "f16"}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_voc = one_of("t2w-type-voc", v, {"f32", "f16"}); },
+                 [](const SpeakConfig &c) { return c.t2w.type_voc; }});
     t.push_back({"t2w-cpus", "", "t2w", "", "CPU set of the Token2Wav stage thread, e.g. 0-3", {}, false, false, false,
                  false,
                  [](SpeakConfig &c, const std::string &v) {

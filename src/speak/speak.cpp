@@ -32,7 +32,7 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg) {
     e->tts = std::make_unique<lm::TtsEngine>(cfg.tts);
     e->load_ms_tts = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
-    e->t2w = t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w.device_t2m, cfg.t2w.device_voc);
+    e->t2w = t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w.device_t2m, cfg.t2w.device_voc, cfg.t2w.type_t2m, cfg.t2w.type_voc);
     e->load_ms_t2w = ms_since(t0);
     return e;
 }

@@ -15,6 +15,7 @@
 
 #include "bench/limits.h"
 #include "bench/model-floors.h"
+#include "bench/peak-flops.h"
 #include "bench/roofline.h"
 #include "core/error.h"
 
@@ -157,4 +158,61 @@ TEST(Limits, MeasurementsAreSane) {
     EXPECT_GT(g.gib_s, 0.0);
     EXPECT_THROW(measure_matmul("NoSuchDevice", "f32", 1, 64, 1), rtf::Error);
     EXPECT_THROW(measure_matmul("CPU", "q4", 1, 64, 1), rtf::Error);
+}
+
+// Issue 13: the compute floor uses the CPU's measured arithmetic peak, not ggml's achieved
+// rate; the ggml figure stays beside it (the operator layer's headroom).
+TEST(Roofline, ComputeFloorUsesThePeakWhenMeasured) {
+    ModelCosts mc;
+    StageCost t;
+    t.stage = "t2w";
+    t.units_per_audio_s = 1;
+    t.flops_per_unit = 100e9;
+    t.weight_type = "f32";
+    mc.stages = {t};
+    MachineRates r;
+    BandwidthResult bw;
+    bw.n_threads = 2;
+    bw.read_gib_s = 20;
+    r.bandwidth = {bw};
+    MatmulResult m;
+    m.device = "CPU";
+    m.type = "f32";
+    m.n_threads = 2;
+    m.gflops = 100;
+    r.matmul = {m};
+    auto ggml_only = path_limits(mc, r, {}, 2);
+    EXPECT_EQ(ggml_only.stages[0].compute_rate, "ggml");
+    EXPECT_DOUBLE_EQ(ggml_only.stages[0].compute_rtf, 1.0);
+    PeakResult pk;
+    pk.type = "f32";
+    pk.isa = "avx512f";
+    pk.n_threads = 2;
+    pk.gflops = 400;
+    r.peak = {pk};
+    auto p = path_limits(mc, r, {}, 2);
+    EXPECT_EQ(p.stages[0].compute_rate, "peak");
+    EXPECT_DOUBLE_EQ(p.stages[0].compute_rtf, 0.25);       // 100 GFLOP at 400 GFLOP/s
+    EXPECT_DOUBLE_EQ(p.stages[0].compute_rtf_ggml, 1.0);   // at ggml's 100
+    EXPECT_DOUBLE_EQ(p.serial_rtf, 0.25);
+    EXPECT_TRUE(std::isnan(r.peak_gflops("f16", 2)));       // no f16 row measured: no peak, never a guess
+    EXPECT_DOUBLE_EQ(r.peak_gflops("f32", 4), 400);        // best at <= 4 threads
+}
+
+TEST(Limits, PeakLoopsMeasureOrSayUnsupported) {
+    auto f = measure_peak("f32", 1, 20);
+    EXPECT_EQ(f.type, "f32");
+    if (f.isa != "unsupported") {
+        EXPECT_GT(f.gflops, 1.0);
+    }
+    for (const auto &t : peak_types()) {
+        auto r = measure_peak(t, 1, 10);
+        if (r.isa == "unsupported") {
+            EXPECT_EQ(r.gflops, 0.0) << t;
+        } else {
+            EXPECT_GT(r.gflops, 0.0) << t;
+        }
+    }
+    EXPECT_THROW(measure_peak("f8", 1), rtf::Error);
+    EXPECT_THROW(measure_peak("f32", 0), rtf::Error);
 }

@@ -144,3 +144,40 @@ TEST_F(Golden, StreamMatchesReference) {
     for (auto &r : recs) std::printf("  call %lld tokens %d final %d t2m %.1f ms voc %.1f ms\n", (long long)r.call, r.n_tokens, r.final, r.times.t2m.total_ms, r.times.voc.total_ms);
     EXPECT_GE(snr, 60.0);
 }
+
+// Each fast compute type's error against the reference path (F32, the math above), on the
+// full-shape twin: the reference path is never replaced here, only compared with. The
+// bound is issue 13's quality line for a faster type: mel SNR >= 30 dB.
+TEST_F(Golden, FastTypesBoundedAgainstTheReferencePath) {
+    auto mel_of = [&](const T2wModel &m, const T2wConfig &c, std::vector<float> &pcm) {
+        T2wStream st(m, c);
+        std::vector<float> mel;
+        WindowTap tap;
+        tap.t2m_out = [&mel](int64_t, const std::vector<float> &w, int) { mel.insert(mel.end(), w.begin(), w.end()); };
+        st.set_tap(tap);
+        pcm = st.push(tokens, true);
+        return mel;
+    };
+    std::vector<float> ref_pcm;
+    const auto ref_mel = mel_of(*model, cfg(), ref_pcm);
+    for (const char *type : {"f16", "bf16", "q8_0"}) {
+        auto typed = T2wModel::load(twin_dir(), "CPU", "CPU", type, "f32");
+        T2wConfig c = cfg();
+        c.type_t2m = type;
+        std::vector<float> pcm;
+        const auto mel = mel_of(*typed, c, pcm);
+        const double mel_db = snr_db(ref_mel, mel), pcm_db = snr_db(ref_pcm, pcm);
+        std::printf("token2mel %s: mel SNR %.2f dB, PCM SNR %.2f dB vs f32\n", type, mel_db, pcm_db);
+        EXPECT_GE(mel_db, 30.0) << type;
+        EXPECT_LT(mel_db, 200.0) << type << ": identical to f32, nothing converted";
+    }
+    auto v16 = T2wModel::load(twin_dir(), "CPU", "CPU", "f32", "f16");
+    T2wConfig c = cfg();
+    c.type_voc = "f16";
+    std::vector<float> pcm;
+    mel_of(*v16, c, pcm);
+    const double pcm_db = snr_db(ref_pcm, pcm);
+    std::printf("vocoder f16: PCM SNR %.2f dB vs f32\n", pcm_db);
+    EXPECT_GE(pcm_db, 30.0);
+    EXPECT_LT(pcm_db, 200.0);
+}

@@ -20,6 +20,14 @@ void T2wConfig::validate() const {
         throw_usage("t2w: flow steps must be 0 (from the prompt cache) or 1..100, got " +
                     std::to_string(flow_steps));
     }
+    if (type_t2m != "f32" && type_t2m != "f16" && type_t2m != "bf16" && type_t2m != "q8_0") {
+        throw_usage("--t2w-type-t2m: '" + type_t2m + "' is not a token2mel compute type; use f32, f16, bf16 or q8_0");
+    }
+    if (type_voc != "f32" && type_voc != "f16") {
+        throw_usage("--t2w-type-voc: '" + type_voc +
+                    "' is not a vocoder compute type; use f32 or f16 (its convolutions go through im2col, which "
+                    "writes f32 or f16)");
+    }
     if (leading_silence < 0 || leading_silence > 3) {
         throw_usage("t2w: leading silence tokens must be 0..3, got " + std::to_string(leading_silence));
     }
@@ -28,7 +36,7 @@ void T2wConfig::validate() const {
 nlohmann::json T2wConfig::to_json() const {
     return {{"threads_t2m", threads_t2m}, {"threads_voc", threads_voc}, {"device_t2m", device_t2m},
             {"device_voc", device_voc},   {"flow_steps", flow_steps},   {"cfg", cfg},
-            {"leading_silence", leading_silence}};
+            {"leading_silence", leading_silence}, {"type_t2m", type_t2m}, {"type_voc", type_voc}};
 }
 
 }  // namespace rtf::t2w

@@ -27,6 +27,14 @@ struct T2wConfig {
     // each final window: 3 in the reference's T2W thread; 0 reproduces token2wav-example's
     // windowing (used by the golden data).
     int leading_silence = 3;
+    // Compute type of the matrix weights of each part, converted once at load from the
+    // files' F32: "f32" (the reference's math, default), "f16", "bf16", "q8_0" for
+    // token2mel (every linear layer of the encoder and the DiT); "f32" or "f16" for the
+    // vocoder (its convolutions run through im2col, whose CPU kernel writes f32 or f16;
+    // the transposed-conv upsamplers stay f32). Anything but f32 changes the output: report
+    // its SNR against f32 (rtf t2w does).
+    std::string type_t2m = "f32";
+    std::string type_voc = "f32";
 
     // Throws rtf::Error(Usage) naming the field and the allowed values.
     void validate() const;

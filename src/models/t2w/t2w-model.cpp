@@ -1,6 +1,7 @@
 #include "models/t2w/t2w-model.h"
 
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <initializer_list>
 #include <sstream>
@@ -16,8 +17,23 @@ namespace rtf::t2w {
 namespace fs = std::filesystem;
 
 GgufWeights::~GgufWeights() {
+    if (mm_buffer) ggml_backend_buffer_free(mm_buffer);
+    if (mm_ctx) ggml_free(mm_ctx);
     if (buffer) ggml_backend_buffer_free(buffer);
     if (ctx) ggml_free(ctx);
+}
+
+ggml_tensor *GgufWeights::mm(const std::string &name) const {
+    auto it = mm_tensors.find(name);
+    return it != mm_tensors.end() ? it->second : get(name);
+}
+
+ggml_type parse_compute_type(const std::string &name, const std::string &what) {
+    if (name == "f32") return GGML_TYPE_F32;
+    if (name == "f16") return GGML_TYPE_F16;
+    if (name == "bf16") return GGML_TYPE_BF16;
+    if (name == "q8_0") return GGML_TYPE_Q8_0;
+    throw_usage(what + ": '" + name + "' is not a compute type; use f32, f16, bf16 or q8_0");
 }
 
 ggml_tensor *GgufWeights::get(const std::string &name) const {
@@ -108,6 +124,42 @@ std::unique_ptr<GgufWeights> load_gguf(const std::string &path, ggml_backend_dev
     return w;
 }
 
+// Makes the compute-type copies of `w`'s matrix weights: every F32 tensor `pick` selects
+// whose rows suit the type's block size, converted row by row with ggml's own converters
+// (ggml_quantize_chunk: the same rounding llama.cpp's quantizer uses), in one buffer on
+// `dev`. The F32 originals stay (host code and non-matmul ops read them).
+void make_mm_copies(GgufWeights &w, ggml_type type, ggml_backend_dev_t dev,
+                    const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+    if (type == GGML_TYPE_F32) return;
+    std::vector<std::pair<std::string, ggml_tensor *>> src;
+    for (const auto &[name, t] : w.tensors)
+        if (t->type == GGML_TYPE_F32 && t->ne[1] > 1 && t->ne[0] % ggml_blck_size(type) == 0 && pick(name, t))
+            src.emplace_back(name, t);
+    if (src.empty()) return;
+    ggml_init_params cp{(src.size() + 1) * ggml_tensor_overhead(), nullptr, true};
+    w.mm_ctx = ggml_init(cp);
+    w.mm_type = type;
+    for (const auto &[name, t] : src) {
+        ggml_tensor *c = ggml_new_tensor(w.mm_ctx, type, ggml_n_dims(t), t->ne);
+        ggml_set_name(c, (name + "." + ggml_type_name(type)).c_str());
+        w.mm_tensors[name] = c;
+    }
+    w.mm_buffer = ggml_backend_alloc_ctx_tensors_from_buft(w.mm_ctx, ggml_backend_dev_buffer_type(dev));
+    if (!w.mm_buffer) throw_setup(w.path + ": cannot allocate the " + ggml_type_name(type) + " weights on " + ggml_backend_dev_name(dev));
+    ggml_backend_buffer_set_usage(w.mm_buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    std::vector<float> f32;
+    std::vector<uint8_t> out;
+    for (const auto &[name, t] : src) {
+        f32.resize(static_cast<size_t>(ggml_nelements(t)));
+        ggml_backend_tensor_get(t, f32.data(), 0, f32.size() * sizeof(float));
+        ggml_tensor *c = w.mm_tensors[name];
+        out.resize(ggml_nbytes(c));
+        const int64_t n_per_row = t->ne[0], nrows = ggml_nelements(t) / n_per_row;
+        ggml_quantize_chunk(type, f32.data(), out.data(), 0, nrows, n_per_row, nullptr);
+        ggml_backend_tensor_set(c, out.data(), 0, out.size());
+    }
+}
+
 std::string resolve_dir(const std::string &dir) {
     fs::path p(dir);
     if (fs::exists(p / "encoder.gguf")) return p.string();
@@ -136,7 +188,12 @@ size_t T2wModel::weight_bytes() const {
 }
 
 std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::string &device_t2m,
-                                         const std::string &device_voc) {
+                                         const std::string &device_voc, const std::string &type_t2m,
+                                         const std::string &type_voc) {
+    const ggml_type tt = parse_compute_type(type_t2m, "--t2w-type-t2m");
+    const ggml_type tv = parse_compute_type(type_voc, "--t2w-type-voc");
+    if (tv != GGML_TYPE_F32 && tv != GGML_TYPE_F16)
+        throw_usage("--t2w-type-voc: '" + type_voc + "' is not a vocoder compute type; use f32 or f16");
     std::unique_ptr<T2wModel> m(new T2wModel());
     m->dir_ = resolve_dir(dir);
     m->dev_t2m_ = find_dev(device_t2m);
@@ -149,6 +206,19 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
     m->prompt_w_ = load_gguf(d + "prompt_cache.gguf", m->dev_t2m_);
     m->infer_dims();
     m->load_prompt();
+    // Matrix weights in the compute type: token2mel's linear layers (2-D "*.weight"; the
+    // token embedding is a row lookup and stays F32); the vocoder's convolution kernels
+    // (3-D, the im2col operand) and its f0-predictor classifier.
+    m->type_t2m_ = type_t2m;
+    m->type_voc_ = type_voc;
+    auto linear_weight = [](const std::string &n, const ggml_tensor *t) {
+        return ggml_n_dims(t) == 2 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 &&
+               n != "input_embedding.weight";
+    };
+    for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) make_mm_copies(*w, tt, m->dev_t2m_, linear_weight);
+    make_mm_copies(*m->hift_w_, tv, m->dev_voc_, [](const std::string &n, const ggml_tensor *t) {
+        return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.rfind("ups.", 0) != 0;
+    });
     return m;
 }
 

@@ -54,7 +54,20 @@ struct GgufWeights {
     bool has(const std::string &name) const { return tensors.count(name) != 0; }
     // Throws rtf::Error(Usage) naming the file and tensor when it is absent.
     ggml_tensor *get(const std::string &name) const;
+    // The weight `name` as the src0 of a matrix product: its copy in the part's compute
+    // type when load() made one (T2wConfig::type_*), else the file's F32 tensor. Host
+    // code and non-matmul ops keep using get() (always F32).
+    ggml_tensor *mm(const std::string &name) const;
+
+    // Copies converted at load (compute type != f32), in their own buffer.
+    ggml_type mm_type = GGML_TYPE_F32;
+    ggml_context *mm_ctx = nullptr;
+    ggml_backend_buffer_t mm_buffer = nullptr;
+    std::map<std::string, ggml_tensor *> mm_tensors;
 };
+
+// "f32" | "f16" | "bf16" | "q8_0" -> ggml type; Usage error naming `what` otherwise.
+ggml_type parse_compute_type(const std::string &name, const std::string &what);
 
 struct EncoderDims {
     int d_model = 0, n_heads = 0, head_dim = 0, d_ffn = 0;
@@ -91,8 +104,11 @@ public:
     // `dir` holds the five files (or contains token2wav-gguf/ holding them). Throws
     // rtf::Error(Usage) for a missing, malformed or mismatching file, naming the file,
     // tensor and expected/actual shape; rtf::Error(Setup) for an unknown device.
+    // `type_t2m` / `type_voc`: compute types of the matrix weights (T2wConfig::type_*),
+    // converted here, once.
     static std::unique_ptr<T2wModel> load(const std::string &dir, const std::string &device_t2m = "CPU",
-                                          const std::string &device_voc = "CPU");
+                                          const std::string &device_voc = "CPU", const std::string &type_t2m = "f32",
+                                          const std::string &type_voc = "f32");
     ~T2wModel();
     T2wModel(const T2wModel &) = delete;
     T2wModel &operator=(const T2wModel &) = delete;
@@ -118,6 +134,8 @@ public:
 
     ggml_backend_dev_t device_t2m() const { return dev_t2m_; }
     ggml_backend_dev_t device_voc() const { return dev_voc_; }
+    const std::string &type_t2m() const { return type_t2m_; }
+    const std::string &type_voc() const { return type_voc_; }
     size_t weight_bytes() const;
 
 private:
@@ -126,6 +144,7 @@ private:
     void load_prompt();
 
     std::string dir_;
+    std::string type_t2m_ = "f32", type_voc_ = "f32";
     ggml_backend_dev_t dev_t2m_ = nullptr, dev_voc_ = nullptr;
     std::unique_ptr<GgufWeights> encoder_, flow_extra_, flow_, hift_w_, prompt_w_;
     EncoderDims enc_;

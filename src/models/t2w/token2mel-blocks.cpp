@@ -17,9 +17,9 @@ ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::str
     const int64_t Tq = y->ne[1];
     const int64_t S = Sc + Tq;
     const int64_t Tp = 2 * S - 1;
-    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, y, w.get(p + "self_attn.linear_q.weight"), w.get(p + "self_attn.linear_q.bias")), hd, H, Tq);
-    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, y, w.get(p + "self_attn.linear_k.weight"), w.get(p + "self_attn.linear_k.bias")), hd, H, Tq);
-    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, w.get(p + "self_attn.linear_v.weight"), w.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
+    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, y, w.mm(p + "self_attn.linear_q.weight"), w.get(p + "self_attn.linear_q.bias")), hd, H, Tq);
+    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, y, w.mm(p + "self_attn.linear_k.weight"), w.get(p + "self_attn.linear_k.bias")), hd, H, Tq);
+    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, w.mm(p + "self_attn.linear_v.weight"), w.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));  // [hd, Tq, H]
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
     ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
@@ -30,7 +30,7 @@ ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::str
     ggml_tensor *qu = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, w.get(p + "self_attn.pos_bias_u")), 0, 2, 1, 3));
     ggml_tensor *qv = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, w.get(p + "self_attn.pos_bias_v")), 0, 2, 1, 3));
     ggml_tensor *ac = ggml_mul_mat(ctx, kt, qu);  // [S, Tq, H]
-    ggml_tensor *pp = linear(ctx, pe, w.get(p + "self_attn.linear_pos.weight"), nullptr);  // [d, Tp]
+    ggml_tensor *pp = linear(ctx, pe, w.mm(p + "self_attn.linear_pos.weight"), nullptr);  // [d, Tp]
     pp = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, pp, hd, H, Tp), 0, 2, 1, 3));  // [hd, Tp, H]
     ggml_tensor *bd = ggml_mul_mat(ctx, pp, qv);  // [Tp, Tq, H]
     // ESPnet rel-shift: BD[i][j] = BD'[i][j + Tq-1-i] for j < S (a strided view).
@@ -41,7 +41,7 @@ ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::str
     ggml_tensor *vtt = ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3));  // [S, hd, H]
     ggml_tensor *o = ggml_mul_mat(ctx, vtt, sc);                           // [hd, Tq, H]
     o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), d, Tq);
-    return linear(ctx, o, w.get(p + "self_attn.linear_out.weight"), w.get(p + "self_attn.linear_out.bias"));
+    return linear(ctx, o, w.mm(p + "self_attn.linear_out.weight"), w.get(p + "self_attn.linear_out.bias"));
 }
 
 ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *x, ggml_tensor *cache,
@@ -49,16 +49,16 @@ ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std:
     ggml_tensor *y = layer_norm(ctx, x, w.get(p + "norm_mha.weight"), w.get(p + "norm_mha.bias"), 1e-12f);
     x = ggml_add(ctx, x, rel_pos_mha(ctx, w, p, y, cache, pe, Sc, H, hd, new_cache));
     y = layer_norm(ctx, x, w.get(p + "norm_ff.weight"), w.get(p + "norm_ff.bias"), 1e-12f);
-    y = linear(ctx, y, w.get(p + "feed_forward.w_1.weight"), w.get(p + "feed_forward.w_1.bias"));
+    y = linear(ctx, y, w.mm(p + "feed_forward.w_1.weight"), w.get(p + "feed_forward.w_1.bias"));
     y = ggml_silu(ctx, y);
-    y = linear(ctx, y, w.get(p + "feed_forward.w_2.weight"), w.get(p + "feed_forward.w_2.bias"));
+    y = linear(ctx, y, w.mm(p + "feed_forward.w_2.weight"), w.get(p + "feed_forward.w_2.bias"));
     return ggml_add(ctx, x, y);
 }
 
 ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_tensor *t, int freq_dim, int hidden) {
     ggml_tensor *temb = ggml_timestep_embedding(ctx, ggml_scale(ctx, t, 1000.0f), freq_dim, 10000);
-    ggml_tensor *c = linear(ctx, temb, w.get("estimator.t_embedder.mlp.0.weight"), w.get("estimator.t_embedder.mlp.0.bias"));
-    c = linear(ctx, ggml_silu(ctx, c), w.get("estimator.t_embedder.mlp.2.weight"), w.get("estimator.t_embedder.mlp.2.bias"));
+    ggml_tensor *c = linear(ctx, temb, w.mm("estimator.t_embedder.mlp.0.weight"), w.get("estimator.t_embedder.mlp.0.bias"));
+    c = linear(ctx, ggml_silu(ctx, c), w.mm("estimator.t_embedder.mlp.2.weight"), w.get("estimator.t_embedder.mlp.2.bias"));
     return ggml_silu(ctx, ggml_reshape_1d(ctx, c, hidden));
 }
 
@@ -67,9 +67,9 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = m->ne[1];
     const int64_t L = cache->ne[1];
-    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m, w.get(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T);
-    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m, w.get(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T);
-    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m, w.get(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T);
+    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T);
+    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T);
+    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T);
     q = layer_norm(ctx, q, w.get(p + "attn.q_norm.weight"), w.get(p + "attn.q_norm.bias"), 1e-5f);
     k = layer_norm(ctx, k, w.get(p + "attn.k_norm.weight"), w.get(p + "attn.k_norm.bias"), 1e-5f);
     q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd]
@@ -89,7 +89,7 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
     sc = ggml_soft_max(ctx, sc);
     ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, T, Hd]
     o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T);
-    return linear(ctx, o, w.get(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
+    return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
 }
 
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
@@ -119,9 +119,9 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
     // MLP
     ggml_tensor *m2 = modulate(hx, 3, 4);
-    y = linear(ctx, m2, w.get(p + "mlp.fc1.weight"), w.get(p + "mlp.fc1.bias"));
+    y = linear(ctx, m2, w.mm(p + "mlp.fc1.weight"), w.get(p + "mlp.fc1.bias"));
     y = ggml_gelu(ctx, y);
-    y = linear(ctx, y, w.get(p + "mlp.fc2.weight"), w.get(p + "mlp.fc2.bias"));
+    y = linear(ctx, y, w.mm(p + "mlp.fc2.weight"), w.get(p + "mlp.fc2.bias"));
     return ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
 }
 

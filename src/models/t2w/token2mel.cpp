@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/token2mel-blocks.h"
 
@@ -180,17 +181,17 @@ struct Token2Mel::Impl {
             ggml_tensor *c_silu = blocks::dit_time_condition(g.ctx, wf, tt, D.freq_dim, h);
             for (int b = 0; b < D.depth; ++b) {
                 const std::string p = "estimator.blocks." + std::to_string(b) + ".";
-                ggml_tensor *a = linear(g.ctx, c_silu, wf.get(p + "adaLN_modulation.1.weight"), wf.get(p + "adaLN_modulation.1.bias"));
+                ggml_tensor *a = linear(g.ctx, c_silu, wf.mm(p + "adaLN_modulation.1.weight"), wf.get(p + "adaLN_modulation.1.bias"));
                 ggml_tensor *dst = ggml_view_1d(g.ctx, ada[s], 9 * h, static_cast<size_t>(b) * ada[s]->nb[1]);
                 ggml_build_forward_expand(g.gf, ggml_cpy(g.ctx, ggml_reshape_1d(g.ctx, a, 9 * h), dst));
             }
-            ggml_tensor *fa = linear(g.ctx, c_silu, wf.get("estimator.final_layer.adaLN_modulation.1.weight"),
+            ggml_tensor *fa = linear(g.ctx, c_silu, wf.mm("estimator.final_layer.adaLN_modulation.1.weight"),
                                      wf.get("estimator.final_layer.adaLN_modulation.1.bias"));
             ggml_build_forward_expand(g.gf, ggml_cpy(g.ctx, ggml_reshape_1d(g.ctx, fa, 2 * h), fin[s]));
         }
         g.allocate(lanes[0].backend, "DiT modulation");
         for (int s = 0; s < N; ++s) ggml_backend_tensor_set(tts[s], &t_span[s], 0, sizeof(float));
-        if (ggml_backend_graph_compute(lanes[0].backend, g.gf) != GGML_STATUS_SUCCESS) {
+        if (compute_graph(lanes[0].backend, g.gf, "dit-modulation") != GGML_STATUS_SUCCESS) {
             throw_runtime("t2w: token2mel: DiT modulation graph compute failed on " + std::string(ggml_backend_name(lanes[0].backend)));
         }
     }
@@ -265,7 +266,7 @@ struct Token2Mel::Impl {
 
         const float xscale = std::sqrt(static_cast<float>(d));
         ggml_tensor *e = ggml_get_rows(ctx, wx.get("input_embedding.weight"), g.tok);  // [d, 28]
-        e = linear(ctx, e, we.get("embed.out.0.weight"), we.get("embed.out.0.bias"));
+        e = linear(ctx, e, we.mm("embed.out.0.weight"), we.get("embed.out.0.bias"));
         e = layer_norm(ctx, e, we.get("embed.out.1.weight"), we.get("embed.out.1.bias"), 1e-5f);
         e = ggml_scale(ctx, e, xscale);
         if (last) e = ggml_pad(ctx, e, 0, la, 0, 0);  // 3 zero frames of look-ahead
@@ -290,7 +291,7 @@ struct Token2Mel::Impl {
         g.new_cnn = ggml_concat(ctx, new_pl, new_up, 1);  // [d, 6]
         ggml_set_output(g.new_cnn);
         ggml_build_forward_expand(gf, g.new_cnn);
-        u = linear(ctx, u, we.get("up_embed.out.0.weight"), we.get("up_embed.out.0.bias"));
+        u = linear(ctx, u, we.mm("up_embed.out.0.weight"), we.get("up_embed.out.0.bias"));
         u = layer_norm(ctx, u, we.get("up_embed.out.1.weight"), we.get("up_embed.out.1.bias"), 1e-5f);
         u = ggml_scale(ctx, u, xscale);
         for (int j = 0; j < E.n_mel_layers; ++j) {
@@ -303,13 +304,13 @@ struct Token2Mel::Impl {
             ggml_build_forward_expand(gf, t);
         }
         u = layer_norm(ctx, u, we.get("after_norm.weight"), we.get("after_norm.bias"), 1e-5f);
-        ggml_tensor *mu = linear(ctx, u, wx.get("encoder_proj.weight"), wx.get("encoder_proj.bias"));  // [80, Tm]
+        ggml_tensor *mu = linear(ctx, u, wx.mm("encoder_proj.weight"), wx.get("encoder_proj.bias"));  // [80, Tm]
 
         // v = A·(spk/‖spk‖) + a; ‖·‖ with eps 1e-12 inside the sqrt
         ggml_tensor *ss = ggml_sum(ctx, ggml_sqr(ctx, spk));
         ggml_tensor *inv = ggml_sqrt(ctx, ggml_scale_bias(ctx, ss, 1.0f, 1e-12f));
         ggml_tensor *spk_n = ggml_div(ctx, spk, ggml_repeat(ctx, inv, spk));
-        ggml_tensor *vspk = linear(ctx, spk_n, wx.get("spk_embed_affine_layer.weight"), wx.get("spk_embed_affine_layer.bias"));  // [80]
+        ggml_tensor *vspk = linear(ctx, spk_n, wx.mm("spk_embed_affine_layer.weight"), wx.get("spk_embed_affine_layer.bias"));  // [80]
         ggml_tensor *spk_t = ggml_repeat(ctx, ggml_reshape_2d(ctx, vspk, kMelBins, 1), mu);  // [80, Tm]
         ggml_tensor *cond = ggml_scale(ctx, mu, 0.0f);                                       // zeros in streaming
         ggml_tensor *rest = ggml_concat(ctx, ggml_concat(ctx, mu, spk_t, 0), cond, 0);      // [240, Tm]
@@ -331,7 +332,7 @@ struct Token2Mel::Impl {
         ggml_set_input(g->cnn_in);
         ggml_tensor *est_att = m.est_att_cache();
         ggml_tensor *xc = ggml_concat(ctx, g->x, v.rest[b], 0);  // [320, Tm]
-        ggml_tensor *hx = linear(ctx, xc, wf.get("estimator.in_proj.weight"), wf.get("estimator.in_proj.bias"));  // [h, Tm]
+        ggml_tensor *hx = linear(ctx, xc, wf.mm("estimator.in_proj.weight"), wf.get("estimator.in_proj.bias"));  // [h, Tm]
         for (int blk = 0; blk < D.depth; ++blk) {
             const std::string p = "estimator.blocks." + std::to_string(blk) + ".";
             const int slot = s * D.depth + blk;
@@ -348,7 +349,7 @@ struct Token2Mel::Impl {
         ggml_tensor *fshift = ggml_view_1d(ctx, fin[s], h, 0), *fscale = ggml_view_1d(ctx, fin[s], h, h * sizeof(float));
         ggml_tensor *nf = ggml_norm(ctx, hx, 1e-6f);
         nf = ggml_add(ctx, ggml_add(ctx, nf, ggml_mul(ctx, nf, fscale)), fshift);
-        g->f = linear(ctx, nf, wf.get("estimator.final_layer.linear.weight"), wf.get("estimator.final_layer.linear.bias"));  // [80, Tm]
+        g->f = linear(ctx, nf, wf.mm("estimator.final_layer.linear.weight"), wf.get("estimator.final_layer.linear.bias"));  // [80, Tm]
         ggml_set_output(g->f);
         ggml_build_forward_expand(g->gf, g->f);
         return g;
@@ -418,7 +419,7 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
     ggml_backend_tensor_set(eg.enc_att, st.conf_att.data(), 0, st.conf_att.size() * sizeof(float));
     tm.upload_ms += ms_since(t0);
     t0 = clock_type::now();
-    if (ggml_backend_graph_compute(ln0.backend, eg.gf) != GGML_STATUS_SUCCESS) {
+    if (compute_graph(ln0.backend, eg.gf, "encoder") != GGML_STATUS_SUCCESS) {
         throw_runtime("t2w: token2mel encoder graph compute failed on " + std::string(ggml_backend_name(ln0.backend)));
     }
     tm.compute_ms += ms_since(t0);
@@ -454,7 +455,7 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
         float *cnn = st.est_cnn.data() + (b * n_slots + static_cast<size_t>(s) * D.depth) * slot_sz;
         ggml_backend_tensor_set(g.x, x.data(), 0, x.size() * sizeof(float));
         ggml_backend_tensor_set(g.cnn_in, cnn, 0, D.depth * slot_sz * sizeof(float));
-        if (ggml_backend_graph_compute(ln.backend, g.gf) != GGML_STATUS_SUCCESS) {
+        if (compute_graph(ln.backend, g.gf, "dit") != GGML_STATUS_SUCCESS) {
             throw_runtime("t2w: token2mel DiT graph compute failed on " + std::string(ggml_backend_name(ln.backend)));
         }
         ggml_backend_tensor_get(g.f, f[b].data(), 0, f[b].size() * sizeof(float));

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-ops.h"
 
 namespace rtf::t2w {
@@ -56,13 +57,13 @@ ggml_tensor *resblock(ggml_context *ctx, const GgufWeights &w, const std::string
     auto act = [&](ggml_tensor *z, ggml_tensor *alpha) { return fused ? ops::snake_fused(ctx, z, alpha) : ops::snake(ctx, z, alpha); };
     for (int m = 0; m < 3; ++m) {
         const std::string ms = std::to_string(m);
-        ggml_tensor *w1 = w.get(p + ".convs1." + ms + ".weight");
+        ggml_tensor *w1 = w.mm(p + ".convs1." + ms + ".weight");
         const int k = static_cast<int>(w1->ne[0]);
         const int dil = kDilations[m];
         ggml_tensor *a = act(x, w.get(p + ".activations1." + ms + ".alpha"));
         a = conv1d_tc(ctx, a, w1, w.get(p + ".convs1." + ms + ".bias"), 1, (k * dil - dil) / 2, dil);
         a = act(a, w.get(p + ".activations2." + ms + ".alpha"));
-        a = conv1d_tc(ctx, a, w.get(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1);
+        a = conv1d_tc(ctx, a, w.mm(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1);
         x = ggml_add(ctx, a, x);
     }
     return x;
@@ -128,7 +129,7 @@ Vocoder::Shape &Vocoder::shape(int T) {
         ggml_tensor *x = sh->f0_in;
         for (int i = 0; i < hd.f0_layers; ++i) {
             const std::string p = "f0_predictor.condnet." + std::to_string(2 * i);
-            x = ggml_elu(ctx, conv1d_tc(ctx, x, w.get(p + ".weight"), w.get(p + ".bias"), 1, 1, 1));
+            x = ggml_elu(ctx, conv1d_tc(ctx, x, w.mm(p + ".weight"), w.get(p + ".bias"), 1, 1, 1));
         }
         x = ggml_cont(ctx, ggml_transpose(ctx, x));                        // [C, T]
         x = ggml_mul_mat(ctx, w.get("f0_predictor.classifier.weight"), x);  // [1, T]
@@ -146,7 +147,7 @@ Vocoder::Shape &Vocoder::shape(int T) {
         ggml_set_input(sh->in);
         sh->sin_ = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, F, 2 * dsp::kBins);
         ggml_set_input(sh->sin_);
-        ggml_tensor *x = conv1d_tc(ctx, sh->in, w.get("conv_pre.weight"), w.get("conv_pre.bias"), 1, hd.conv_pre_k / 2, 1);
+        ggml_tensor *x = conv1d_tc(ctx, sh->in, w.mm("conv_pre.weight"), w.get("conv_pre.bias"), 1, hd.conv_pre_k / 2, 1);
         for (int s = 0; s < hd.n_stages; ++s) {
             const std::string ss = std::to_string(s);
             x = ggml_leaky_relu(ctx, x, 0.1f, false);
@@ -157,7 +158,7 @@ Vocoder::Shape &Vocoder::shape(int T) {
             if (s == hd.n_stages - 1) x = ggml_pad_reflect_1d(ctx, x, 1, 0);
             int stride = 1;
             for (int j = s + 1; j < hd.n_stages; ++j) stride *= hd.up_rates[j];
-            ggml_tensor *si = conv1d_tc(ctx, sh->sin_, w.get("source_downs." + ss + ".weight"), w.get("source_downs." + ss + ".bias"),
+            ggml_tensor *si = conv1d_tc(ctx, sh->sin_, w.mm("source_downs." + ss + ".weight"), w.get("source_downs." + ss + ".bias"),
                                         stride, s < hd.n_stages - 1 ? stride / 2 : 0, 1);
             si = resblock(ctx, w, "source_resblocks." + ss, si, cpu_);
             x = ggml_add(ctx, x, si);
@@ -169,7 +170,7 @@ Vocoder::Shape &Vocoder::shape(int T) {
             x = ggml_scale(ctx, acc, 1.0f / 3.0f);
         }
         x = ggml_leaky_relu(ctx, x, 0.01f, false);
-        ggml_tensor *y = conv1d_tc(ctx, x, w.get("conv_post.weight"), w.get("conv_post.bias"), 1, hd.conv_post_k / 2, 1);  // [F, 18]
+        ggml_tensor *y = conv1d_tc(ctx, x, w.mm("conv_post.weight"), w.get("conv_post.bias"), 1, hd.conv_post_k / 2, 1);  // [F, 18]
         if (y->ne[0] != F) {
             throw_runtime("t2w: vocoder length mismatch: decoder " + std::to_string(y->ne[0]) + " frames vs source STFT " +
                           std::to_string(F));
@@ -193,7 +194,7 @@ std::vector<float> Vocoder::f0(const std::vector<float> &mel, int T, PartTimes &
     ggml_backend_tensor_set(sh.f0_in, mel.data(), 0, mel.size() * sizeof(float));
     tm.upload_ms += ms_since(t0);
     t0 = clock_type::now();
-    if (ggml_backend_graph_compute(backend_, sh.f0g.gf) != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder f0 graph compute failed");
+    if (compute_graph(backend_, sh.f0g.gf, "vocoder-f0") != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder f0 graph compute failed");
     tm.compute_ms += ms_since(t0);
     t0 = clock_type::now();
     std::vector<float> f(static_cast<size_t>(T));
@@ -225,7 +226,7 @@ void Vocoder::run(const std::vector<float> &mel, int T, const std::vector<float>
     ggml_backend_tensor_set(sh.sin_, spec.data(), 0, spec.size() * sizeof(float));
     tm.upload_ms += ms_since(t0);
     t0 = clock_type::now();
-    if (ggml_backend_graph_compute(backend_, sh.dec.gf) != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder decoder graph compute failed");
+    if (compute_graph(backend_, sh.dec.gf, "vocoder") != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder decoder graph compute failed");
     tm.compute_ms += ms_since(t0);
     t0 = clock_type::now();
     std::vector<float> vre(static_cast<size_t>(F * dsp::kBins)), vim(vre.size());

@@ -1,0 +1,88 @@
+#include "models/t2w/t2w-op-profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <ggml.h>
+
+namespace rtf::t2w {
+
+namespace {
+std::mutex g_mu;
+std::map<std::pair<std::string, std::string>, OpStat> g_stats;
+
+std::string op_name(const ggml_tensor *t) {
+    std::string s = ggml_op_desc(t);
+    if (t->op == GGML_OP_MUL_MAT && t->src[0]) s += std::string("(") + ggml_type_name(t->src[0]->type) + ")";
+    return s;
+}
+}  // namespace
+
+bool op_profile_enabled() {
+    static const bool on = [] {
+        const char *e = std::getenv("RTF_T2W_PROFILE_OPS");
+        return e && *e && std::string(e) != "0";
+    }();
+    return on;
+}
+
+ggml_status compute_graph(ggml_backend_t backend, ggml_cgraph *gf, const char *graph) {
+    if (!op_profile_enabled()) return ggml_backend_graph_compute(backend, gf);
+    const int n = ggml_graph_n_nodes(gf);
+    std::vector<std::pair<std::string, double>> local;
+    local.reserve(static_cast<size_t>(n));
+    // A one-node graph, refilled per node: the node's inputs are already computed in the
+    // big graph's buffers, so computing it alone does exactly its share of the work.
+    std::vector<uint8_t> meta(ggml_graph_overhead_custom(1, false) + ggml_tensor_overhead());
+    ggml_init_params ip{meta.size(), meta.data(), true};
+    ggml_context *ctx = ggml_init(ip);
+    ggml_cgraph *one = ggml_new_graph_custom(ctx, 1, false);
+    for (int i = 0; i < n; ++i) {
+        ggml_tensor *node = ggml_graph_node(gf, i);
+        if (ggml_is_empty(node) || node->op == GGML_OP_NONE || node->op == GGML_OP_VIEW || node->op == GGML_OP_RESHAPE ||
+            node->op == GGML_OP_PERMUTE || node->op == GGML_OP_TRANSPOSE)
+            continue;  // no work: metadata only
+        ggml_graph_clear(one);
+        ggml_graph_add_node(one, node);
+        const auto t0 = std::chrono::steady_clock::now();
+        const ggml_status st = ggml_backend_graph_compute(backend, one);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (st != GGML_STATUS_SUCCESS) {
+            ggml_free(ctx);
+            return st;
+        }
+        local.emplace_back(op_name(node), ms);
+    }
+    ggml_free(ctx);
+    std::lock_guard lock(g_mu);
+    for (auto &[op, ms] : local) {
+        OpStat &s = g_stats[{graph, op}];
+        s.graph = graph;
+        s.op = op;
+        ++s.n;
+        s.ms += ms;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+std::vector<OpStat> op_profile() {
+    std::vector<OpStat> v;
+    {
+        std::lock_guard lock(g_mu);
+        for (const auto &[k, s] : g_stats) v.push_back(s);
+    }
+    std::sort(v.begin(), v.end(), [](const OpStat &a, const OpStat &b) { return a.ms > b.ms; });
+    return v;
+}
+
+void op_profile_reset() {
+    std::lock_guard lock(g_mu);
+    g_stats.clear();
+}
+
+}  // namespace rtf::t2w
