@@ -1,11 +1,14 @@
 // rtf_lm model tests: tiny GGUF fixtures through libllama (LLM engine and TTS engine).
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include <llama.h>
 
@@ -143,17 +146,36 @@ TEST_F(Llm, HiddenIsTheTokensOwnPosition) {
     EXPECT_LT(worst, 2e-2f);
 }
 
+// --llm-cpus pins the compute threads: ggml's threadpool (strict placement, one CPU per
+// thread) binds each of them, the calling thread (thread 0) included, to its CPU of the
+// set. Checked on the thread that ran the decode: its affinity is the set's first CPU.
 TEST_F(Llm, PinnedThreadpoolRuns) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+    std::vector<int> allowed;
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+        if (CPU_ISSET(i, &all)) allowed.push_back(i);
+    if (allowed.size() < 2) GTEST_SKIP() << "needs 2 CPUs (ggml applies no affinity to a 1-thread compute)";
     auto c = config();
-    c.placement.cpus = {0};
+    c.placement.cpus = {allowed[1], allowed[0]};  // sorted by the pool: thread 0 -> the lower id
+    c.placement.n_threads = c.placement.n_threads_batch = 0;  // = the set's size
     c.placement.poll = 0;
     c.max_tokens = 3;
-    LlmEngine llm(c);
-    EXPECT_EQ(c.placement.threads(), 1);
-    llm.start("Hi");
     int n = 0;
-    llm.generate([&](const LlmStep &s) { n += s.n_tokens; return true; });
+    cpu_set_t after;
+    CPU_ZERO(&after);
+    std::thread t([&] {
+        LlmEngine llm(c);
+        EXPECT_EQ(c.placement.threads(), 2);
+        llm.start("Hi");
+        llm.generate([&](const LlmStep &s) { n += s.n_tokens; return true; });
+        sched_getaffinity(0, sizeof after, &after);
+    });
+    t.join();
     EXPECT_EQ(n, 3);
+    EXPECT_EQ(CPU_COUNT(&after), 1) << "the decoding thread was not pinned";
+    EXPECT_TRUE(CPU_ISSET(allowed[0], &after) || CPU_ISSET(allowed[1], &after));
 }
 
 TEST_F(Llm, TextModeSlicesTheForcedReply) {

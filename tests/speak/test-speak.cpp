@@ -1,0 +1,78 @@
+// src/speak on a tiny twin kit, in-process (label model): the TTS -> Token2Wav hand-off
+// (one PCM chunk per Token2Wav window, in order), the audio cap (exactly max-audio-s of
+// codes), the final marker (one, on the last chunk) and the twin text-rate cap. The CLI
+// paths are covered end to end by speak.sh; these pin the layer's own contract.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "speak/knobs.h"
+#include "speak/speak.h"
+#include "twin/twin.h"
+
+using namespace rtf;
+namespace fs = std::filesystem;
+
+namespace {
+class Speak : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = (fs::temp_directory_path() / ("rtf-speak-kit-" + std::to_string(::getpid()))).string();
+        twin::KitOptions o;
+        o.out_dir = dir_;
+        twin::make_kit(o);
+    }
+    static void TearDownTestSuite() { fs::remove_all(dir_); }
+    static speak::SpeakConfig config(const std::vector<std::pair<std::string, std::string>> &knobs) {
+        speak::SpeakConfig c = speak::default_config();
+        speak::apply_knobs(c, {{"models", dir_}, {"llm-threads", "1"}, {"tts-threads", "1"}, {"t2w-threads-t2m", "1"},
+                               {"t2w-threads-voc", "1"}});
+        speak::apply_knobs(c, knobs);
+        speak::finalize(c);
+        return c;
+    }
+    static std::string dir_;
+};
+std::string Speak::dir_;
+}  // namespace
+
+TEST_F(Speak, HandOffCapAndFinalMarker) {
+    auto cfg = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"}});
+    auto engines = speak::load_engines(cfg);
+    std::vector<pipe::Item> chunks;
+    auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { chunks.push_back(c); });
+    ASSERT_FALSE(r.run.cancelled);
+    // the cap: exactly 2 s of codes (EOS masked until then, generation stopped there)
+    EXPECT_EQ(r.audio_codes.size(), 50u);
+    // hand-off: one chunk per window, in order, each with PCM at 24 kHz
+    ASSERT_GE(chunks.size(), 2u);
+    EXPECT_EQ(static_cast<int64_t>(chunks.size()), r.n_chunks);
+    int64_t samples = 0, n_last = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        EXPECT_FALSE(chunks[i].pcm.empty()) << i;
+        EXPECT_EQ(chunks[i].sample_rate, 24000) << i;
+        EXPECT_GT(chunks[i].audio_ms, 0) << i;
+        if (i > 0) EXPECT_GT(chunks[i].seq, chunks[i - 1].seq);
+        samples += static_cast<int64_t>(chunks[i].pcm.size());
+        n_last += chunks[i].last ? 1 : 0;
+    }
+    EXPECT_EQ(samples, r.n_samples);
+    // the final marker: exactly one, on the last chunk
+    EXPECT_EQ(n_last, 1);
+    EXPECT_TRUE(chunks.back().last);
+    // 50 codes + the final window's 3 look-ahead codes rendered: 2.12 s
+    EXPECT_NEAR(static_cast<double>(samples) / 24000.0, 2.0, 0.2);
+    EXPECT_EQ(r.twin_text_cap, 0);  // text mode: never capped
+}
+
+TEST_F(Speak, TwinPromptModeIsCappedAtTheTextRate) {
+    auto cfg = config({{"prompt", "Tell me a story"}, {"max-audio-s", "3"}, {"max-tokens", "200"}});
+    auto engines = speak::load_engines(cfg);
+    ASSERT_TRUE(engines->kit.is_twin);
+    auto r = speak::speak(*engines, cfg, [](const pipe::Item &) {});
+    EXPECT_EQ(r.twin_text_cap, 12);  // 4 tokens/s x 3 s
+    EXPECT_LE(r.text_tokens.size(), 12u);
+    EXPECT_EQ(speak::twin_text_cap(cfg, false), 0);  // a real kit is never capped
+}
