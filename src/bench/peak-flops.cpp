@@ -91,11 +91,17 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) double k_int8(int64_t ite
         RTF_CHAINS(STEP)
 #undef STEP
     }
+    // The chains wrap around (vpdpbusd does, by definition); sum them as unsigned so the
+    // reduction has no signed overflow either.
     __m512i s = _mm512_setzero_si512();
 #define SUM(i) s = _mm512_add_epi32(s, c##i);
     RTF_CHAINS(SUM)
 #undef SUM
-    return static_cast<double>(_mm512_reduce_add_epi32(s));
+    alignas(64) uint32_t v[16];
+    _mm512_store_si512(reinterpret_cast<__m512i *>(v), s);
+    uint64_t r = 0;
+    for (uint32_t x : v) r += x;
+    return static_cast<double>(r);
 }
 #undef RTF_CHAINS
 #endif
