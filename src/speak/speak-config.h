@@ -47,8 +47,10 @@ struct SpeakConfig {
     // its turn and would write hundreds of text tokens for a few seconds of audio, a shape
     // no real model has (the reference speaks ~3-5 text tokens per second of audio). The
     // reply is cut at max(llm_step, ceil(twin_text_rate * max_audio_s)) tokens; the run
-    // says so ("LLM stop: twin_text_cap"). Tokens per second of audio; 0 = off. Real kits
-    // are never capped.
+    // says so ("LLM stop: twin_text_cap"), and unless --min-audio-s is given the TTS's EOS
+    // is masked until max_audio_s (load_engines), so the audio has the capped length and
+    // not the twin's arbitrary one. Tokens per second of audio; 0 = off. Real kits are
+    // never capped.
     double twin_text_rate = 4.0;
 
     // Throws rtf::Error(Usage) naming the flag.

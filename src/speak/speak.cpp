@@ -22,6 +22,13 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg) {
     cfg.llm.model_path = e->kit.llm;
     cfg.tts.model_path = e->kit.tts;
     if (cfg.tts.projector_path.empty()) cfg.tts.projector_path = e->kit.projector;
+    // With the twin text cap a twin TTS gets a handful of text tokens, and its arbitrary EOS
+    // would end the utterance after a few codes (3 codes for 12 tokens on the cpu kit): the
+    // cap then also fixes the work size at --max-audio-s, so the ratio is the documented one.
+    if (twin_text_cap(cfg, e->kit.is_twin) > 0 && cfg.min_audio_s == 0) {
+        cfg.min_audio_s = cfg.max_audio_s;
+        cfg.tts.min_codes_per_turn = static_cast<int64_t>(std::ceil(cfg.max_audio_s * kCodesPerSecond));
+    }
     cfg.llm.validate();
     cfg.tts.validate();
 

@@ -50,6 +50,7 @@ import json, sys
 o = json.load(open(sys.argv[1]))["output"]
 assert o["twin_text_cap"] == 12 and o["n_text_tokens"] <= 12, o
 assert o["n_text_tokens"] <= 4 * 3, o
+assert o["n_audio_codes"] == 75, o  # 3 s: the cap fixes the work size on a twin
 PY
 "$RTF" speak --models "$KIT" -p "Tell me a story" --max-audio-s 3 --max-tokens 40 --twin-text-rate 0 -q \
   -o "$TMP/nocap.wav" --json "$TMP/nocap.json" >/dev/null 2>&1

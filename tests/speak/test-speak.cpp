@@ -74,5 +74,7 @@ TEST_F(Speak, TwinPromptModeIsCappedAtTheTextRate) {
     auto r = speak::speak(*engines, cfg, [](const pipe::Item &) {});
     EXPECT_EQ(r.twin_text_cap, 12);  // 4 tokens/s x 3 s
     EXPECT_LE(r.text_tokens.size(), 12u);
+    EXPECT_EQ(r.audio_codes.size(), 75u);  // and the work size is the cap's 3 s, not the twin's EOS
+    EXPECT_DOUBLE_EQ(cfg.min_audio_s, 3.0);
     EXPECT_EQ(speak::twin_text_cap(cfg, false), 0);  // a real kit is never capped
 }
