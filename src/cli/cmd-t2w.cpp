@@ -155,8 +155,7 @@ int run_t2w(const T2wOptions &o) {
     if (prof.level() >= 1) prof.print_summary(stderr);
     nlohmann::json ops = nullptr;
     if (t2w::op_profile_enabled()) {
-        // Taken before the fidelity pass would add the f32 path's nodes (it ran above only
-        // when typed; then the table covers both: say so).
+        // With a fidelity pass (typed run) the table also holds the f32 path's nodes: say so.
         ops = nlohmann::json::array();
         double total = 0;
         for (const auto &s : t2w::op_profile()) total += s.ms;
@@ -221,7 +220,9 @@ int run_t2w(const T2wOptions &o) {
 static void add_t2w_command(CLI::App &app, Action &action) {
     auto o = std::make_shared<T2wOptions>();
     auto *sub = app.add_subcommand("t2w", "Token2Wav alone: audio codes -> 24 kHz speech with the kit's token2wav-gguf/ "
-                                          "(token2mel + HiFT vocoder), streamed in 28-token windows");
+                                          "(token2mel + HiFT vocoder), streamed in 28-token windows. Env: RTF_T2W_PROFILE=1|2 per-window "
+                                          "timings; RTF_T2W_PROFILE_OPS=1 time per graph and ggml op (node by node: "
+                                          "for shares, slower than a normal run)");
     sub->add_option("--models", o->models, "Kit dir containing token2wav-gguf/, or that dir itself")->required();
     auto *tok = sub->add_option("--tokens", o->tokens_file, "File of audio codes 0..6560 (whitespace/comma separated)");
     auto *rnd = sub->add_option("--random", o->random_n, "Use N seeded random codes instead of --tokens")->check(CLI::Range(0, 1000000));

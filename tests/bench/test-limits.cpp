@@ -48,6 +48,21 @@ void write_tiny_llm(const std::string &path) {
     gguf_free(g);
     ggml_free(ctx);
 }
+// Machine rates of one CPU row each: read bandwidth and a ggml mul_mat rate of one type.
+MachineRates cpu_rates(int n_threads, double read_gib_s, const std::string &type, double gflops) {
+    MachineRates r;
+    BandwidthResult bw;
+    bw.n_threads = n_threads;
+    bw.read_gib_s = read_gib_s;
+    r.bandwidth = {bw};
+    MatmulResult m;
+    m.device = "CPU";
+    m.type = type;
+    m.n_threads = n_threads;
+    m.gflops = gflops;
+    r.matmul = {m};
+    return r;
+}
 }  // namespace
 
 TEST(ModelFloors, LlmBytesPerTokenByHand) {
@@ -69,17 +84,7 @@ TEST(ModelFloors, LlmBytesPerTokenByHand) {
     EXPECT_DOUBLE_EQ(c.bytes_per_unit, weights + kv);
     EXPECT_DOUBLE_EQ(c.flops_per_unit, 2.0 * (64 * 64 + 64 * 1000) + 4.0 * 1 * 4 * 16 * 512);
     // Floor = 4 tokens/s x bytes / bandwidth (memory-bound at these rates).
-    MachineRates rates;
-    BandwidthResult bw;
-    bw.n_threads = 1;
-    bw.read_gib_s = 10;
-    rates.bandwidth = {bw};
-    MatmulResult mm;
-    mm.device = "CPU";
-    mm.type = "f16";
-    mm.n_threads = 1;
-    mm.gflops = 100;
-    rates.matmul = {mm};
+    MachineRates rates = cpu_rates(1, 10, "f16", 100);
     auto p = path_limits(mc, rates, {}, 1);
     ASSERT_EQ(p.stages.size(), 1u);
     const double by_hand = 4 * (weights + kv) / (10.0 * 1024 * 1024 * 1024);
@@ -101,17 +106,7 @@ TEST(Roofline, SharedCoresBindTheOverlappedLimit) {
     b = a;
     b.stage = "b";
     mc.stages = {a, b};
-    MachineRates r;
-    BandwidthResult bw;
-    bw.n_threads = 2;
-    bw.read_gib_s = 20;
-    r.bandwidth = {bw};
-    MatmulResult m;
-    m.device = "CPU";
-    m.type = "f32";
-    m.n_threads = 2;
-    m.gflops = 100;
-    r.matmul = {m};
+    MachineRates r = cpu_rates(2, 20, "f32", 100);
     auto p = path_limits(mc, r, {}, 2);
     EXPECT_DOUBLE_EQ(p.serial_rtf, 1.0);
     // Overlap cannot help: both stages need the same two cores.
@@ -119,7 +114,7 @@ TEST(Roofline, SharedCoresBindTheOverlappedLimit) {
     EXPECT_NE(p.overlapped_binding.find("shared cores"), std::string::npos);
     // More threads measured slower (an oversubscribed machine): n threads use the best rate
     // measured at <= n threads.
-    MatmulResult one = m;
+    MatmulResult one = r.matmul[0];
     one.n_threads = 1;
     one.gflops = 200;
     r.matmul.push_back(one);
@@ -170,17 +165,7 @@ TEST(Roofline, ComputeFloorUsesThePeakWhenMeasured) {
     t.flops_per_unit = 100e9;
     t.weight_type = "f32";
     mc.stages = {t};
-    MachineRates r;
-    BandwidthResult bw;
-    bw.n_threads = 2;
-    bw.read_gib_s = 20;
-    r.bandwidth = {bw};
-    MatmulResult m;
-    m.device = "CPU";
-    m.type = "f32";
-    m.n_threads = 2;
-    m.gflops = 100;
-    r.matmul = {m};
+    MachineRates r = cpu_rates(2, 20, "f32", 100);
     auto ggml_only = path_limits(mc, r, {}, 2);
     EXPECT_EQ(ggml_only.stages[0].compute_rate, "ggml");
     EXPECT_DOUBLE_EQ(ggml_only.stages[0].compute_rtf, 1.0);

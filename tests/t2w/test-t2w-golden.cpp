@@ -16,9 +16,11 @@
 #include "core/wav.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
+#include "quality/equivalence.h"
 
 namespace fs = std::filesystem;
 using namespace rtf::t2w;
+using rtf::quality::snr_db;  // the one SNR definition (also rtf t2w's fidelity figure)
 
 namespace {
 std::string golden_dir() { return std::string(RTF_SHARED_DIR) + "/golden/minicpmo45-t2w"; }
@@ -47,15 +49,6 @@ std::string find_dump(const std::string &prefix, int64_t call) {
         if (e.path().filename().string().rfind(p, 0) == 0) return e.path().string();
     }
     return {};
-}
-double snr_db(const std::vector<float> &ref, const std::vector<float> &x) {
-    double s = 0, n = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double d = (i < x.size() ? x[i] : 0.0) - ref[i];
-        s += static_cast<double>(ref[i]) * ref[i];
-        n += d * d;
-    }
-    return 10.0 * std::log10(s / std::max(n, 1e-30));
 }
 std::vector<float> quantise16(const std::vector<float> &x) {
     std::vector<float> q(x.size());

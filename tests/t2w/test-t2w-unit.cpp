@@ -18,6 +18,7 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/t2w-stream.h"
+#include "quality/equivalence.h"
 #include "tiny-kit.h"
 
 namespace fs = std::filesystem;
@@ -364,15 +365,6 @@ TEST_F(TinyKit, TwoLanesEqualOneThread) {
 // Compute types (issue 13): the matmul weights are converted at load, the F32 originals
 // stay for everything else, and each type's error against the f32 path is bounded.
 namespace {
-double snr(const std::vector<float> &ref, const std::vector<float> &x) {
-    double s = 0, n = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double d = (i < x.size() ? x[i] : 0.0) - ref[i];
-        s += static_cast<double>(ref[i]) * ref[i];
-        n += d * d;
-    }
-    return n == 0 ? INFINITY : 10.0 * std::log10(s / n);
-}
 std::vector<float> run_with_mel(const T2wModel &m, const T2wConfig &cfg, const std::vector<int32_t> &toks,
                                 std::vector<float> &mel) {
     T2wStream st(m, cfg);
@@ -401,7 +393,7 @@ TEST_F(TinyKit, ComputeTypesStayCloseToF32) {
         const auto pcm = run_with_mel(*typed, cfg, toks, mel);
         ASSERT_EQ(mel.size(), ref_mel.size());
         ASSERT_EQ(pcm.size(), ref_pcm.size());
-        const double db = snr(ref_mel, mel);
+        const double db = rtf::quality::snr_db(ref_mel, mel);
         EXPECT_TRUE(std::isfinite(db)) << type << ": identical to f32, so nothing was converted";
         EXPECT_GE(db, min_db) << type;
         EXPECT_LT(db, 120.0) << type;
@@ -414,7 +406,7 @@ TEST_F(TinyKit, ComputeTypesStayCloseToF32) {
     std::vector<float> mel;
     const auto pcm = run_with_mel(*v16, cfg, toks, mel);
     EXPECT_EQ(mel, ref_mel);
-    const double db = snr(ref_pcm, pcm);
+    const double db = rtf::quality::snr_db(ref_pcm, pcm);
     EXPECT_TRUE(std::isfinite(db));
     EXPECT_GE(db, 45.0);
 }
