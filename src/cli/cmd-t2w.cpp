@@ -53,12 +53,16 @@ std::vector<int32_t> read_token_file(const std::string &path) {
 }
 
 // Streams `tokens` through `stream` in pushes of `chunk`; returns the PCM, appends the
-// window records and (optional) every window's token2mel output, concatenated [80][T] per window.
+// window records and (optional) every window's token2mel output as frames of 80 bins, in time
+// order (so runs with other window sizes line up frame by frame).
 std::vector<float> synthesize(t2w::T2wStream &stream, const std::vector<int32_t> &tokens, int chunk,
                               std::vector<t2w::WindowRecord> &recs, std::vector<float> *mels) {
     if (mels) {
         t2w::WindowTap tap;
-        tap.t2m_out = [mels](int64_t, const std::vector<float> &mel, int) { mels->insert(mels->end(), mel.begin(), mel.end()); };
+        tap.t2m_out = [mels](int64_t, const std::vector<float> &mel, int T) {
+            for (int t = 0; t < T; ++t)
+                for (int c = 0; c < t2w::kMelBins; ++c) mels->push_back(mel[static_cast<size_t>(c) * T + t]);
+        };
         stream.set_tap(tap);
     }
     std::vector<float> pcm;
@@ -90,6 +94,10 @@ int run_t2w(const T2wOptions &o) {
     const auto t_init = std::chrono::steady_clock::now();
     auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc, cfg.type_t2m, cfg.type_voc);
     t2w::T2wStream stream(*model, cfg);
+    const auto t_warm = std::chrono::steady_clock::now();
+    stream.warm(!std::getenv("RTF_T2W_WARM_RUN") || std::string(std::getenv("RTF_T2W_WARM_RUN")) != "0");  // as the speak path does at load: no window pays graph set-up
+    const double warm_ms = t2w::ms_since(t_warm);
+    const int64_t graphs_at_load = stream.graphs_built();
     const double init_ms = t2w::ms_since(t_init);
     prof.set_init_ms(init_ms);
     for (int32_t t : tokens) {
@@ -98,9 +106,10 @@ int run_t2w(const T2wOptions &o) {
                         std::to_string(model->enc_dims().vocab - 1) + ")");
         }
     }
-    // A compute type other than f32 changes the math: the same tokens go through the f32
-    // path afterwards and the output is scored against it (mel and PCM SNR).
-    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32";
+    // A compute type other than f32 or a shorter first window changes the math: the same
+    // tokens go through the reference path (f32, 28-token first window) afterwards and the
+    // output is scored against it (mel and PCM SNR).
+    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32" || cfg.first_window != t2w::kWindowTokens;
     const bool fidelity = typed && !o.no_fidelity;
     std::vector<float> mels;
     std::vector<t2w::WindowRecord> recs;
@@ -108,9 +117,11 @@ int run_t2w(const T2wOptions &o) {
     for (auto &w : recs) prof.record(w);
     nlohmann::json fid = nullptr;
     if (fidelity) {
-        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << " against the f32 path on the same tokens ...\n";
+        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << ", first window " << cfg.first_window
+                  << " against the f32, 28-token-first-window path on the same tokens ...\n";
         t2w::T2wConfig ref_cfg = cfg;
         ref_cfg.type_t2m = ref_cfg.type_voc = "f32";
+        ref_cfg.first_window = t2w::kWindowTokens;
         auto ref_model = t2w::T2wModel::load(o.models, ref_cfg.device_t2m, ref_cfg.device_voc);
         t2w::T2wStream ref_stream(*ref_model, ref_cfg);
         std::vector<float> ref_mels;
@@ -118,15 +129,23 @@ int run_t2w(const T2wOptions &o) {
         const auto ref_pcm = synthesize(ref_stream, tokens, o.chunk, ref_recs, &ref_mels);
         double ref_s = 0;
         for (const auto &w : ref_recs) ref_s += (w.times.t2m.total_ms + w.times.voc.total_ms) / 1000.0;
-        fid = {{"reference", "f32"},
+        // after the first second: how much of the difference a short first window leaves
+        // to the rest of the utterance (caches and noise draws follow another history)
+        const size_t s1 = static_cast<size_t>(t2w::kSampleRate);
+        const std::vector<float> ref_rest(ref_pcm.begin() + static_cast<std::ptrdiff_t>(std::min(s1, ref_pcm.size())), ref_pcm.end());
+        const std::vector<float> rest(pcm.begin() + static_cast<std::ptrdiff_t>(std::min(s1, pcm.size())), pcm.end());
+        fid = {{"reference", "f32, first window 28"},
                {"type_t2m", cfg.type_t2m},
                {"type_voc", cfg.type_voc},
+               {"first_window", cfg.first_window},
                {"mel_snr_db", prof::json_number(quality::snr_db(ref_mels, mels))},
                {"pcm_snr_db", prof::json_number(quality::snr_db(ref_pcm, pcm))},
+               {"pcm_snr_after_1s_db", prof::json_number(quality::snr_db(ref_rest, rest))},
                {"reference_compute_s", ref_s}};
         auto db = [](const nlohmann::json &v) { return v.is_null() ? std::string("identical") : quality::fmt(v.get<double>(), 2) + " dB"; };
-        std::cout << "t2w: fidelity vs f32: mel SNR " << db(fid["mel_snr_db"]) << ", PCM SNR " << db(fid["pcm_snr_db"])
-                  << " (f32 compute " << quality::fmt(ref_s, 2) << " s)\n";
+        std::cout << "t2w: fidelity vs the reference path: mel SNR " << db(fid["mel_snr_db"]) << ", PCM SNR "
+                  << db(fid["pcm_snr_db"]) << " (after the first second " << db(fid["pcm_snr_after_1s_db"])
+                  << "; reference compute " << quality::fmt(ref_s, 2) << " s)\n";
     }
     // boundaries: cumulative sample offsets where a window ends
     std::vector<size_t> boundaries;
@@ -188,6 +207,8 @@ int run_t2w(const T2wOptions &o) {
         j["samples"] = pcm.size();
         j["audio_s"] = audio_s;
         j["init_ms"] = init_ms;
+        j["warm_ms"] = warm_ms;
+        j["graphs_built_in_run"] = stream.graphs_built() - graphs_at_load;
         j["compute_s"] = prof.compute_s();
         j["rtf"] = audio_s > 0 ? prof.compute_s() / audio_s : 0.0;
         j["fidelity"] = fid;
@@ -222,7 +243,9 @@ static void add_t2w_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand("t2w", "Token2Wav alone: audio codes -> 24 kHz speech with the kit's token2wav-gguf/ "
                                           "(token2mel + HiFT vocoder), streamed in 28-token windows. Env: RTF_T2W_PROFILE=1|2 per-window "
                                           "timings; RTF_T2W_PROFILE_OPS=1 time per graph and ggml op (node by node: "
-                                          "for shares, slower than a normal run)");
+                                          "for shares, slower than a normal run); RTF_T2W_WARM_RUN=0 builds the graphs at load without the "
+                                          "warm-up run of the first window (shows what the first window pays cold); "
+                                          "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times");
     sub->add_option("--models", o->models, "Kit dir containing token2wav-gguf/, or that dir itself")->required();
     auto *tok = sub->add_option("--tokens", o->tokens_file, "File of audio codes 0..6560 (whitespace/comma separated)");
     auto *rnd = sub->add_option("--random", o->random_n, "Use N seeded random codes instead of --tokens")->check(CLI::Range(0, 1000000));
@@ -233,7 +256,7 @@ static void add_t2w_command(CLI::App &app, Action &action) {
     add_speak_options(sub, o->knobs, KnobSet::t2w_engine);
     sub->add_option("--chunk", o->chunk, "Codes per push, like the TTS hand-off (default 25)")->check(CLI::Range(1, 1000000));
     sub->add_flag("--no-fidelity", o->no_fidelity,
-                  "With a --t2w-type-* other than f32: skip the second, f32 pass that scores the output (mel and PCM SNR)");
+                  "With a --t2w-type-* other than f32 or --t2w-first-window < 28: skip the second pass (f32, 28-token first window) that scores the output (mel and PCM SNR)");
     sub->add_option("--json", o->json, "Write the run (config, windows, timings, audio checks) as JSON ('-' = stdout)");
     sub->callback([&action, o, tok, rnd] {
         if (tok->count() == 0 && rnd->count() == 0) throw_usage("t2w: give --tokens FILE or --random N");

@@ -94,6 +94,10 @@ void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, s
            << fmt(r.config.value("twin_text_rate", 0.0), 1) << "/s of audio): a twin artefact, real kits are never capped\n";
     os << "rtf       " << fmt(m.rtf) << "   (xRT " << fmt(m.xrt, 2) << ")   rtf_steady " << fmt(m.rtf_steady)
        << "   first_audio_ms " << fmt(m.first_audio_ms, 0) << "\n";
+    os << "first     " << speak::to_line(r.first_audio) << "\n";
+    if (r.t2w_graphs_built > 0 || r.t2w_rebuilt)
+        os << "warning   Token2Wav built " << r.t2w_graphs_built << " graphs during the run"
+           << (r.t2w_rebuilt ? " (its stream was rebuilt for another T2W config)" : "") << ": not a warm run\n";
     os << "starvation " << m.starvation.count << " gaps, " << fmt(m.starvation.total_ms, 0) << " ms\n";
     os << "stages    ";
     for (const auto &s : m.stages) os << "rtf_stage." << s.name << " " << fmt(s.rtf_stage) << "   ";

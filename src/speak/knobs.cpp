@@ -253,6 +253,14 @@ std::vector<KnobDef> make_table() {
                  {"f32", "f16"}, false, false, true, true,
                  [](SpeakConfig &c, const std::string &v) { c.t2w.type_voc = one_of("t2w-type-voc", v, {"f32", "f16"}); },
                  [](const SpeakConfig &c) { return c.t2w.type_voc; }});
+    t.push_back({"t2w-first-window", "", "t2w", "tokens",
+                 "Tokens of an utterance's first Token2Wav window, its last 3 look-ahead (28 = the reference's "
+                 "25 + 3; 8 = first audio after 5 codes)",
+                 {}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.t2w.first_window = static_cast<int>(parse_int(v, "--t2w-first-window", t2w::kMinFirstWindow, t2w::kWindowTokens));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.t2w.first_window); }});
     t.push_back({"t2w-cpus", "", "t2w", "", "CPU set of the Token2Wav stage thread, e.g. 0-3", {}, false, false, false,
                  false,
                  [](SpeakConfig &c, const std::string &v) {

@@ -32,6 +32,7 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
     } else {
         llm_.start(request.text);
     }
+    shared_.mark(shared_.marks.prefill_done);
     prof::record("llm.prefill_ms", llm_.timings().prefill_ms);
     for (;;) {
         auto before = llm_.timings();
@@ -66,6 +67,7 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
         if (step.is_last) shared_.llm_stop = step.stop;
         else if (stop) shared_.llm_stop = "audio_cap";
         else if (capped) shared_.llm_stop = "twin_text_cap";
+        if (!item.text_tokens.empty()) shared_.mark(shared_.marks.first_text);
         out.emit(std::move(item));
         if (last) break;
     }
@@ -73,13 +75,16 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
 
 // ---- TTS -------------------------------------------------------------------------------
 
-TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared)
+TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared,
+                   int first_chunk_codes)
     : Stage(std::move(spec)), tts_(tts), max_codes_(max_codes), shared_(shared) {
     // Chunks leave the moment the generator completes them (mid TTS call), not when feed()
     // returns: that is what makes the TTS -> T2W hand-off streaming.
     lm::TtsObserver obs;
     obs.on_chunk = [this](const lm::AudioChunk &c) { on_chunk(c); };
+    obs.on_step = [this](const lm::TtsStepEvent &) { shared_.mark(shared_.marks.first_code); };
     tts_.set_observer(std::move(obs));
+    tts_.set_first_chunk_codes(first_chunk_codes);
     tts_.begin_utterance();
 }
 
@@ -102,6 +107,7 @@ void TtsStage::on_chunk(const lm::AudioChunk &c) {
     }
     item.audio_ms = 1000.0 * static_cast<double>(item.audio_tokens.size()) / kCodesPerSecond;
     if (item.last) done_ = true;
+    if (n_codes_ >= shared_.window_codes || item.last) shared_.mark(shared_.marks.window_codes);
     out_->emit(std::move(item));
     if (capped) {
         shared_.enough.store(true, std::memory_order_release);
@@ -140,9 +146,10 @@ void TtsStage::finish(pipe::Emitter &out) {
 
 // ---- Token2Wav -------------------------------------------------------------------------
 
-T2wStage::T2wStage(pipe::StageSpec spec, const t2w::T2wModel &model, const t2w::T2wConfig &cfg,
-                   SpeakShared &shared)
-    : Stage(std::move(spec)), stream_(model, cfg), shared_(shared) {}
+T2wStage::T2wStage(pipe::StageSpec spec, t2w::T2wStream &stream, SpeakShared &shared)
+    : Stage(std::move(spec)), stream_(stream), shared_(shared) {
+    stream_.reset();
+}
 
 void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter &out) {
     std::vector<t2w::WindowRecord> records;
@@ -167,11 +174,16 @@ void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter 
 void T2wStage::process(pipe::Item &&in, pipe::Emitter &out) {
     if (final_seen_) return;
     final_seen_ = in.last;
+    codes_in_ += static_cast<int64_t>(in.audio_tokens.size());
+    if (codes_in_ >= shared_.window_codes || in.last) shared_.mark(shared_.marks.window_start);
     run(in.audio_tokens, in.last, out);
 }
 
 void T2wStage::finish(pipe::Emitter &out) {
-    if (!final_seen_) run({}, true, out);  // the upstream ended without a final flag
+    if (!final_seen_) {
+        shared_.mark(shared_.marks.window_start);
+        run({}, true, out);
+    }  // the upstream ended without a final flag
     final_seen_ = true;
 }
 

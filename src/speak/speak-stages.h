@@ -26,6 +26,8 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
 #include "pipeline/stage.h"
+#include "profile/clock.h"
+#include "speak/first-audio.h"
 
 namespace rtf::speak {
 
@@ -36,6 +38,13 @@ struct SpeakShared {
     std::string reply_text;            // written by the LLM stage
     std::string llm_stop;              // why the LLM stopped
     int64_t t2w_windows = 0;           // written by the T2W stage
+    // First-audio breakdown (first-audio.h): marks on `clock`; the first window's codes.
+    const prof::Clock *clock = nullptr;
+    FirstAudioMarks marks;
+    int window_codes = 0;
+    void mark(std::atomic<double> &m) const {
+        if (clock) FirstAudioMarks::set_once(m, clock->now_ms());
+    }
 };
 
 class LlmStage : public pipe::Stage {
@@ -56,8 +65,10 @@ private:
 
 class TtsStage : public pipe::Stage {
 public:
-    // `max_codes`: cap on codes for the utterance (0 = none).
-    TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared);
+    // `max_codes`: cap on codes for the utterance (0 = none). `first_chunk_codes`: size of
+    // the first hand-off (0 = the engine's chunk size), so that Token2Wav's first window
+    // (shared.window_codes codes) need not wait for a whole second of codes.
+    TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared, int first_chunk_codes = 0);
     void process(pipe::Item &&in, pipe::Emitter &out) override;
     void finish(pipe::Emitter &out) override;
 
@@ -75,16 +86,19 @@ private:
 
 class T2wStage : public pipe::Stage {
 public:
-    T2wStage(pipe::StageSpec spec, const t2w::T2wModel &model, const t2w::T2wConfig &cfg, SpeakShared &shared);
+    // `stream`: the engines' warm stream (built once per engine set), reset here to the
+    // prompt state, so every utterance starts alike and builds no graph.
+    T2wStage(pipe::StageSpec spec, t2w::T2wStream &stream, SpeakShared &shared);
     void process(pipe::Item &&in, pipe::Emitter &out) override;
     void finish(pipe::Emitter &out) override;
 
 private:
     void run(const std::vector<int32_t> &codes, bool final, pipe::Emitter &out);
 
-    t2w::T2wStream stream_;
+    t2w::T2wStream &stream_;
     SpeakShared &shared_;
     bool final_seen_ = false;
+    int64_t codes_in_ = 0;
 };
 
 }  // namespace rtf::speak

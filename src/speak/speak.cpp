@@ -40,6 +40,10 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg) {
     e->load_ms_tts = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
     e->t2w = t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w.device_t2m, cfg.t2w.device_voc, cfg.t2w.type_t2m, cfg.t2w.type_voc);
+    const auto tw = std::chrono::steady_clock::now();
+    e->t2w_stream = std::make_unique<t2w::T2wStream>(*e->t2w, cfg.t2w);
+    e->t2w_stream->warm();
+    e->warm_ms_t2w = ms_since(tw);
     e->load_ms_t2w = ms_since(t0);
     return e;
 }
@@ -62,11 +66,23 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     };
     int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * kCodesPerSecond)) : 0;
     const int64_t text_cap = twin_text_cap(cfg, engines.kit.is_twin);
+    bool rebuilt = false;
+    if (!engines.t2w_stream || engines.t2w_stream->config().to_json() != cfg.t2w.to_json()) {
+        engines.t2w_stream = std::make_unique<t2w::T2wStream>(*engines.t2w, cfg.t2w);
+        engines.t2w_stream->warm();
+        rebuilt = true;
+    }
+    const int64_t graphs_before = engines.t2w_stream->graphs_built();
+    shared.clock = cfg.pipeline.clock ? cfg.pipeline.clock : &prof::default_clock();
+    // Codes Token2Wav's first window waits for (its tokens minus the lead silence); the TTS
+    // hands them on as its first chunk when that is fewer than a chunk.
+    shared.window_codes = std::max(1, cfg.t2w.first_window - cfg.t2w.leading_silence);
+    const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
     LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
                  !cfg.text.empty(), shared, text_cap);
     TtsStage tts(spec("tts", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *engines.tts,
-                 max_codes, shared);
-    T2wStage t2w(spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w, cfg.t2w, shared);
+                 max_codes, shared, first_chunk);
+    T2wStage t2w(spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w_stream, shared);
 
     SpeakResult r;
     pipe::Item request;
@@ -86,8 +102,15 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     r.twin_text_cap = text_cap;
     r.n_chunks = n_chunks;
     r.n_samples = n_samples;
+    r.first_audio = first_audio_breakdown(shared.marks, r.run.record.clock_origin_ms, r.run.metrics.first_audio_ms,
+                                          shared.window_codes);
+    r.t2w_graphs_built = engines.t2w_stream->graphs_built() - graphs_before;
+    r.t2w_rebuilt = rebuilt;
     r.engines = {{"kit", engines.kit.to_json()},
                  {"load_ms", {{"llm", engines.load_ms_llm}, {"tts", engines.load_ms_tts}, {"t2w", engines.load_ms_t2w}}},
+                 {"warm_ms_t2w", engines.warm_ms_t2w},
+                 {"t2w_graphs_built_in_run", r.t2w_graphs_built},
+                 {"t2w_rebuilt", rebuilt},
                  {"llm", engines.llm->timings().to_json()},
                  {"tts", engines.tts->timings().to_json()},
                  {"t2w_windows", shared.t2w_windows}};
@@ -98,6 +121,7 @@ nlohmann::json to_json(const SpeakResult &r) {
     nlohmann::json j = pipe::to_json(r.run);
     j["config"] = r.config;
     j["engines"] = r.engines;
+    j["first_audio"] = to_json(r.first_audio);
     j["output"] = {{"n_chunks", r.n_chunks},
                    {"n_samples", r.n_samples},
                    {"sample_rate", r.sample_rate},

@@ -23,21 +23,30 @@
 #include "models/lm/llm-engine.h"
 #include "models/lm/tts-engine.h"
 #include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-stream.h"
 #include "pipeline/pipeline.h"
+#include "speak/first-audio.h"
 #include "speak/kit.h"
 #include "speak/speak-config.h"
 
 namespace rtf::speak {
 
+// Loaded once, spoken with many times (demo, bench repetitions, a server): the models and
+// a warm Token2Wav stream whose every graph shape is built at load (T2wStream::warm), so
+// no utterance pays graph set-up. The stream serves the T2W config it was built for;
+// speak() with another one rebuilds it (and says so: t2w_rebuilt in the result).
 struct Engines {
     Kit kit;
     std::unique_ptr<lm::LlmEngine> llm;
     std::unique_ptr<lm::TtsEngine> tts;
     std::unique_ptr<t2w::T2wModel> t2w;
+    std::unique_ptr<t2w::T2wStream> t2w_stream;
     double load_ms_llm = 0, load_ms_tts = 0, load_ms_t2w = 0;
+    double warm_ms_t2w = 0;  // building (and first-touching) the stream's graphs, within load_ms_t2w
 };
 
-// Resolves and checks the kit, fills the model paths into `cfg`, loads the three engines.
+// Resolves and checks the kit, fills the model paths into `cfg`, loads the three engines
+// and warms the Token2Wav stream for cfg.t2w.
 std::unique_ptr<Engines> load_engines(SpeakConfig &cfg);
 
 struct SpeakResult {
@@ -52,6 +61,9 @@ struct SpeakResult {
     int64_t n_chunks = 0;
     int64_t n_samples = 0;
     int sample_rate = 24000;
+    FirstAudio first_audio;            // where the wait for the first chunk went
+    int64_t t2w_graphs_built = 0;      // Token2Wav graphs built during this run (0 when warm)
+    bool t2w_rebuilt = false;          // the stream was rebuilt for another T2W config
 };
 
 SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink);

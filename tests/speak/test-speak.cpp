@@ -4,6 +4,7 @@
 // paths are covered end to end by speak.sh; these pin the layer's own contract.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -54,7 +55,9 @@ TEST_F(Speak, HandOffCapAndFinalMarker) {
         EXPECT_FALSE(chunks[i].pcm.empty()) << i;
         EXPECT_EQ(chunks[i].sample_rate, 24000) << i;
         EXPECT_GT(chunks[i].audio_ms, 0) << i;
-        if (i > 0) EXPECT_GT(chunks[i].seq, chunks[i - 1].seq);
+        if (i > 0) {
+            EXPECT_GT(chunks[i].seq, chunks[i - 1].seq);
+        }
         samples += static_cast<int64_t>(chunks[i].pcm.size());
         n_last += chunks[i].last ? 1 : 0;
     }
@@ -77,4 +80,53 @@ TEST_F(Speak, TwinPromptModeIsCappedAtTheTextRate) {
     EXPECT_EQ(r.audio_codes.size(), 75u);  // and the work size is the cap's 3 s, not the twin's EOS
     EXPECT_DOUBLE_EQ(cfg.min_audio_s, 3.0);
     EXPECT_EQ(speak::twin_text_cap(cfg, false), 0);  // a real kit is never capped
+}
+
+// First audio: the breakdown's parts are all measured, non-negative and sum to
+// first_audio_ms; the engines are warm (no Token2Wav graph built during either of two
+// utterances on the same engines); and the same engines serve another T2W config only by
+// rebuilding the stream, which the result says.
+TEST_F(Speak, FirstAudioBreakdownAndWarmEngines) {
+    auto cfg = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"}});
+    auto engines = speak::load_engines(cfg);
+    for (int utt = 0; utt < 2; ++utt) {
+        auto r = speak::speak(*engines, cfg, [](const pipe::Item &) {});
+        const auto &f = r.first_audio;
+        const double parts[] = {f.llm_prefill_ms, f.llm_first_step_ms, f.tts_first_code_ms, f.tts_fill_window_ms,
+                                f.t2w_wait_ms, f.t2w_first_window_ms};
+        double sum = 0;
+        for (double p : parts) {
+            ASSERT_TRUE(std::isfinite(p)) << speak::to_line(f);
+            EXPECT_GE(p, 0.0) << speak::to_line(f);
+            sum += p;
+        }
+        EXPECT_NEAR(sum, r.run.metrics.first_audio_ms, 1.0) << speak::to_line(f);
+        EXPECT_GT(f.t2w_first_window_ms, 0.0);
+        EXPECT_EQ(f.window_codes, 25);  // 28 tokens - 3 lead silence
+        EXPECT_EQ(r.t2w_graphs_built, 0) << "utterance " << utt;
+        EXPECT_FALSE(r.t2w_rebuilt);
+    }
+    auto other = cfg;
+    other.t2w.first_window = 10;
+    auto r = speak::speak(*engines, other, [](const pipe::Item &) {});
+    EXPECT_TRUE(r.t2w_rebuilt);
+    EXPECT_EQ(r.t2w_graphs_built, 0);  // rebuilt and warmed before the run, not during it
+}
+
+// --t2w-first-window 8: the TTS hands on its first 5 codes at once, Token2Wav's first
+// window is 8 tokens (10 mel frames -> 4800 samples, 3840 trimmed: 960), and the rest of
+// the utterance keeps the reference's 28/25 windowing.
+TEST_F(Speak, ShortFirstWindowStartsAfterFewCodes) {
+    auto cfg = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"},
+                       {"t2w-first-window", "8"}});
+    auto engines = speak::load_engines(cfg);
+    std::vector<pipe::Item> chunks;
+    auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { chunks.push_back(c); });
+    ASSERT_GE(chunks.size(), 3u);
+    EXPECT_EQ(chunks[0].pcm.size(), 960u);
+    EXPECT_EQ(chunks[1].pcm.size(), 24000u);
+    EXPECT_EQ(r.first_audio.window_codes, 5);
+    EXPECT_EQ(r.audio_codes.size(), 50u);
+    EXPECT_EQ(r.t2w_graphs_built, 0);
+    EXPECT_TRUE(chunks.back().last);
 }

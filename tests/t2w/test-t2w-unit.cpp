@@ -18,6 +18,7 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/t2w-stream.h"
+#include "quality/audio-checks.h"
 #include "quality/equivalence.h"
 #include "tiny-kit.h"
 
@@ -348,6 +349,73 @@ TEST_F(TinyKit, ResetReproducesAndCfgMatters) {
     auto c = nc.push(toks, true);
     ASSERT_EQ(a.size(), c.size());
     EXPECT_NE(a, c);
+}
+
+// --t2w-first-window (issue 20): a first window of N tokens gives 480·(2(N-3)) - 3840
+// samples, slides by N-3, and later windows are the reference's; the output still depends
+// only on the token sequence (any push split), and the first seam is no jump: the
+// quality gate's boundary_jump check passes at every window boundary.
+TEST_F(TinyKit, ShortFirstWindowSizesAndSeamlessJoin) {
+    T2wConfig cfg = base();
+    cfg.first_window = 8;
+    const auto toks = tokens(60, 3);  // + 3 silence = 63: windows 8, 28, 28, final 7 tokens
+    T2wStream one(*model, cfg);
+    std::vector<WindowRecord> recs;
+    auto a = one.push(toks, true, &recs);
+    ASSERT_EQ(recs.size(), 4u);
+    EXPECT_EQ(recs[0].n_tokens, 8);
+    EXPECT_EQ(recs[0].samples, 480 * 10 - 3840);
+    EXPECT_EQ(recs[1].samples, 24000);
+    EXPECT_EQ(recs[2].samples, 24000);
+    EXPECT_EQ(recs[3].n_tokens, 63 - 5 - 25 - 25);
+    EXPECT_EQ(recs[3].samples, 480 * (8 + 2 * recs[3].n_tokens));
+    T2wStream st(*model, cfg);
+    std::vector<float> b;
+    for (size_t i = 0; i < toks.size(); i += 3) {
+        auto pcm = st.push({toks.begin() + static_cast<long>(i), toks.begin() + static_cast<long>(std::min(i + 3, toks.size()))},
+                           i + 3 >= toks.size());
+        b.insert(b.end(), pcm.begin(), pcm.end());
+    }
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], b[k], 1e-6f) << k;
+    std::vector<int64_t> seams;
+    int64_t acc = 0;
+    for (auto &w : recs) seams.push_back(acc += w.samples);
+    rtf::quality::QualityConfig q;
+    q.expect_speech = false;
+    const auto rep = rtf::quality::check_audio(a, kSampleRate, seams, q);
+    const auto *jump = rep.find("boundary_jump");
+    ASSERT_NE(jump, nullptr);
+    EXPECT_EQ(jump->status, rtf::quality::CheckStatus::Pass) << jump->reason;
+    // a second utterance on the same stream starts with a short first window again
+    recs.clear();
+    one.push(toks, true, &recs);
+    ASSERT_FALSE(recs.empty());
+    EXPECT_EQ(recs[0].n_tokens, 8);
+    // the knob's range
+    cfg.first_window = kMinFirstWindow - 1;
+    EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
+    cfg.first_window = kWindowTokens + 1;
+    EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
+}
+
+// warm() builds every graph a stream can need: no window of any length, first or final,
+// builds another one afterwards.
+TEST_F(TinyKit, WarmBuildsEveryShape) {
+    T2wConfig cfg = base();
+    cfg.first_window = 12;
+    T2wStream st(*model, cfg);
+    st.warm(false);
+    const int64_t built = st.graphs_built();
+    EXPECT_GT(built, 0);
+    for (int n : {1, 2, 5, 9, 12, 20, 25, 26, 40, 53}) {  // utterances ending in every kind of final window
+        st.reset();
+        st.push(tokens(n, static_cast<unsigned>(n)), true);
+    }
+    EXPECT_EQ(st.graphs_built(), built);
+    T2wStream cold(*model, cfg);  // without warm(), windows build their shapes on first use
+    cold.push(tokens(30, 1), true);
+    EXPECT_GT(cold.graphs_built(), 0);
 }
 
 // Two CFG-branch lanes on two threads compute exactly what one thread computes.

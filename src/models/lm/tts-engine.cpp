@@ -164,6 +164,8 @@ TtsTimings TtsEngine::timings() const {
 
 void TtsEngine::set_observer(TtsObserver obs) { gen_->set_observer(std::move(obs)); }
 
+void TtsEngine::set_first_chunk_codes(int n) { gen_->set_first_chunk_codes(n); }
+
 TtsForward &TtsEngine::forward() { return *fwd_; }
 
 }  // namespace rtf::lm

@@ -77,6 +77,8 @@ public:
     TtsTimings timings() const;
     const std::string &derived_model_path() const { return derived_path_; }
     void set_observer(TtsObserver obs);
+    // Size of each turn's first simplex chunk from now on (0 = chunk_codes; TtsGenOptions).
+    void set_first_chunk_codes(int n);
     // The transformer itself (golden checks teacher-force it).
     TtsForward &forward();
     const TtsWeights &weights() const { return *weights_; }

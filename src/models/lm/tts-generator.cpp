@@ -18,10 +18,18 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 TtsGenerator::TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions opt)
     : w_(w), fwd_(fwd), opt_(opt), rng_(opt.seed), cond_builder_(w, opt.condition_threads) {
     if (opt_.chunk_codes < 1) throw_usage("TTS chunk size must be >= 1 code");
+    set_first_chunk_codes(opt_.first_chunk_codes);
     if (opt_.max_codes_per_phase < 1) throw_usage("TTS max codes per phase must be >= 1");
     if (opt_.duplex_codes < 1) throw_usage("TTS duplex codes per call must be >= 1");
     row_.resize(static_cast<size_t>(w_.dims().n_embd));
     logits_.resize(static_cast<size_t>(w_.dims().n_codes));
+}
+
+void TtsGenerator::set_first_chunk_codes(int n) {
+    if (n < 0 || n > opt_.chunk_codes) {
+        throw_usage("TTS first chunk: " + std::to_string(n) + " codes; use 0 (= the chunk size) .. " + std::to_string(opt_.chunk_codes));
+    }
+    opt_.first_chunk_codes = n;
 }
 
 void TtsGenerator::begin_turn() {
@@ -30,6 +38,7 @@ void TtsGenerator::begin_turn() {
     msg_ = -1;
     history_.clear();
     buffer_.clear();
+    chunks_in_turn_ = 0;
     last_phase1_eos_ = false;
     in_turn_ = true;
 }
@@ -90,14 +99,16 @@ void TtsGenerator::emit(int32_t code, std::vector<AudioChunk> &out) {
     history_.push_back(code);
     if (opt_.mode != TtsMode::Simplex) return;
     buffer_.push_back(code);
-    if (static_cast<int>(buffer_.size()) >= opt_.chunk_codes) {
-        const auto n = static_cast<std::ptrdiff_t>(opt_.chunk_codes);
+    const int size = chunks_in_turn_ == 0 && opt_.first_chunk_codes > 0 ? opt_.first_chunk_codes : opt_.chunk_codes;
+    if (static_cast<int>(buffer_.size()) >= size) {
+        const auto n = static_cast<std::ptrdiff_t>(size);
         push({std::vector<int32_t>(buffer_.begin(), buffer_.begin() + n), false}, out);
         buffer_.erase(buffer_.begin(), buffer_.begin() + n);
     }
 }
 
 void TtsGenerator::push(AudioChunk c, std::vector<AudioChunk> &out) {
+    ++chunks_in_turn_;
     out.push_back(std::move(c));
     if (obs_.on_chunk) obs_.on_chunk(out.back());
 }

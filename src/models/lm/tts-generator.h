@@ -81,6 +81,9 @@ struct TtsGenOptions {
     // arbitrarily short; it changes the sampling, so real-model quality runs leave it at 0.
     int64_t min_codes_per_turn = 0;
     int chunk_codes = 25;       // simplex push size
+    // Simplex: size of a turn's first chunk (0 = chunk_codes), so that Token2Wav's first
+    // window (T2wConfig::first_window) starts after fewer codes. Later chunks: chunk_codes.
+    int first_chunk_codes = 0;
     int duplex_codes = 26;      // max codes per duplex call
     bool host_logits = false;   // true: logits from z on the host in the reference's exact float32
                                 // order (bit-identical codes given bit-identical z); false: the
@@ -109,6 +112,8 @@ public:
     void feed(const TtsInput &in, std::vector<AudioChunk> &out);
 
     void set_observer(TtsObserver obs) { obs_ = std::move(obs); }
+    // TtsGenOptions::first_chunk_codes, from the next chunk on (0 .. chunk_codes).
+    void set_first_chunk_codes(int n);
     const TtsCounters &counters() const { return cnt_; }
     int position() const { return pos_; }
     bool in_turn() const { return in_turn_; }
@@ -136,6 +141,7 @@ private:
     bool last_phase1_eos_ = false;
     std::vector<int32_t> history_;  // codes of this turn
     std::vector<int32_t> buffer_;   // simplex codes not pushed yet
+    int64_t chunks_in_turn_ = 0;
     std::vector<float> cond_;       // condition of the current message
     std::vector<float> row_, logits_;
     std::vector<int32_t> ids_;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "models/t2w/t2w-model.h"
 
 namespace rtf::t2w {
 
@@ -28,6 +29,11 @@ void T2wConfig::validate() const {
                     "' is not a vocoder compute type; use f32 or f16 (its convolutions go through im2col, which "
                     "writes f32 or f16)");
     }
+    if (first_window < kMinFirstWindow || first_window > kWindowTokens) {
+        throw_usage("--t2w-first-window: " + std::to_string(first_window) +
+                    " tokens; use 8..28 (28 = the reference's 25 + 3 look-ahead; below 8 the first window's audio "
+                    "would be trimmed away)");
+    }
     if (leading_silence < 0 || leading_silence > 3) {
         throw_usage("t2w: leading silence tokens must be 0..3, got " + std::to_string(leading_silence));
     }
@@ -36,7 +42,8 @@ void T2wConfig::validate() const {
 nlohmann::json T2wConfig::to_json() const {
     return {{"threads_t2m", threads_t2m}, {"threads_voc", threads_voc}, {"device_t2m", device_t2m},
             {"device_voc", device_voc},   {"flow_steps", flow_steps},   {"cfg", cfg},
-            {"leading_silence", leading_silence}, {"type_t2m", type_t2m}, {"type_voc", type_voc}};
+            {"leading_silence", leading_silence}, {"type_t2m", type_t2m}, {"type_voc", type_voc},
+            {"first_window", first_window}};
 }
 
 }  // namespace rtf::t2w

@@ -35,6 +35,11 @@ struct T2wConfig {
     // its SNR against f32 (rtf t2w does).
     std::string type_t2m = "f32";
     std::string type_voc = "f32";
+    // Tokens in an utterance's first window (its last 3 are look-ahead): 28 = the
+    // reference (3 silence + 25 codes); fewer start the first audio after fewer codes
+    // (8 + lead silence 3: after 5 codes, 0.2 s of speech) at the price of other math for
+    // the utterance (T2wStream). 8..28.
+    int first_window = 28;
 
     // Throws rtf::Error(Usage) naming the field and the allowed values.
     void validate() const;

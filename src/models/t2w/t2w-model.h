@@ -34,6 +34,9 @@ constexpr int kSpkDim = 192;
 constexpr int kSilenceToken = 4218;
 constexpr int kWindowTokens = 28;   // 25 + 3 look-ahead
 constexpr int kStrideTokens = 25;
+// Shortest non-last window (--t2w-first-window): 5 tokens of output, 10 mel frames, so the
+// vocoder's 8-frame (3840-sample) trim still leaves audio.
+constexpr int kMinFirstWindow = 8;
 constexpr int kSampleRate = 24000;
 constexpr int kSamplesPerFrame = 480;
 constexpr int kMelCacheFrames = 8;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "models/t2w/t2w-dsp.h"
@@ -22,7 +24,38 @@ void T2wStream::reset() {
     source_cache_.clear();
     speech_tail_.clear();
     calls_ = 0;
+    first_pending_ = true;
 }
+
+void T2wStream::warm(bool compute_first) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int F = cfg_.first_window;
+    t2m_.prepare(kWindowTokens, false);
+    t2m_.prepare(kWindowTokens, true);
+    t2m_.prepare(F, false);
+    const double t2m_build = ms_since(t0);
+    // Vocoder input lengths: the first window's 2(F-3) frames, then [8-frame mel cache ;
+    // 50] = 58, and a final window's 2n frames (n = 1..28), alone or after the cache.
+    std::vector<int> lengths{2 * (F - (kWindowTokens - kStrideTokens)), kMelCacheFrames + 2 * kStrideTokens};
+    for (int n = 1; n <= kWindowTokens; ++n) {
+        lengths.push_back(2 * n);
+        lengths.push_back(kMelCacheFrames + 2 * n);
+    }
+    voc_.prepare(lengths);
+    const double voc_build = ms_since(t0) - t2m_build;
+    if (compute_first) {
+        t2m_.prepare(F, false, true);
+        std::vector<float> mel(static_cast<size_t>(kMelBins) * lengths[0], 0.0f), wave, source;
+        PartTimes tm;
+        voc_.run(mel, lengths[0], {}, wave, source, tm);
+    }
+    if (std::getenv("RTF_T2W_DEBUG_MEM")) {
+        std::fprintf(stderr, "t2w: warm: token2mel graphs %.0f ms, vocoder graphs %.0f ms, first-window run %.0f ms\n", t2m_build,
+                     voc_build, ms_since(t0) - t2m_build - voc_build);
+    }
+}
+
+int64_t T2wStream::graphs_built() const { return t2m_.graphs_built() + 2 * voc_.graphs_built(); }
 
 std::vector<float> T2wStream::push(const std::vector<int32_t> &tokens, bool is_final, std::vector<WindowRecord> *records) {
     const int vocab = m_.enc_dims().vocab;
@@ -34,16 +67,22 @@ std::vector<float> T2wStream::push(const std::vector<int32_t> &tokens, bool is_f
     }
     buf_.insert(buf_.end(), tokens.begin(), tokens.end());
     std::vector<float> out;
-    while (buf_.size() >= static_cast<size_t>(kWindowTokens) || (is_final && !buf_.empty())) {
-        const size_t n = std::min(buf_.size(), static_cast<size_t>(kWindowTokens));
+    for (;;) {
+        // The utterance's first window may be shorter (cfg.first_window); it slides by its
+        // own stride (window - 3 look-ahead tokens). A final flush always uses 28.
+        const size_t W = static_cast<size_t>(first_pending_ ? cfg_.first_window : kWindowTokens);
         const bool last = is_final && buf_.size() <= static_cast<size_t>(kWindowTokens);
+        if (!(buf_.size() >= W || (is_final && !buf_.empty()))) break;
+        const size_t n = last ? buf_.size() : W;
         std::vector<int32_t> win(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(n));
         WindowRecord rec;
-        std::vector<float> pcm = push_window(win, last, &rec);
+        std::vector<float> pcm = push_window(win, last, &rec, last ? kWindowTokens : static_cast<int>(W));
         if (records) records->push_back(rec);
         out.insert(out.end(), pcm.begin(), pcm.end());
-        if (buf_.size() > static_cast<size_t>(kStrideTokens)) {
-            buf_.erase(buf_.begin(), buf_.begin() + kStrideTokens);
+        first_pending_ = last;  // the next utterance starts with a first window again
+        const size_t stride = W - static_cast<size_t>(kWindowTokens - kStrideTokens);
+        if (buf_.size() > stride) {
+            buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(stride));
         } else {
             buf_.clear();
         }
@@ -55,13 +94,14 @@ std::vector<float> T2wStream::push(const std::vector<int32_t> &tokens, bool is_f
     return out;
 }
 
-std::vector<float> T2wStream::push_window(const std::vector<int32_t> &window, bool final, WindowRecord *record) {
+std::vector<float> T2wStream::push_window(const std::vector<int32_t> &window, bool final, WindowRecord *record,
+                                          int graph_tokens) {
     const auto t0 = std::chrono::steady_clock::now();
     WindowRecord rec;
     rec.call = calls_;
     rec.n_tokens = static_cast<int>(window.size());
     rec.final = final;
-    std::vector<float> mel = t2m_.run(window, final, t2m_state_, rec.times.t2m);
+    std::vector<float> mel = t2m_.run(window, final, t2m_state_, rec.times.t2m, graph_tokens);
     if (tap_.override_mel) tap_.override_mel(calls_, mel);
     const int T = static_cast<int>(mel.size() / kMelBins);
     if (tap_.t2m_out) tap_.t2m_out(calls_, mel, T);

@@ -8,7 +8,11 @@
 //
 // Windowing (spec §3.1, simplex): a token buffer primed with `leading_silence` codes
 // 4218; while it holds >= 28 tokens (or a final flush is pending and it is non-empty)
-// run a window on its first min(|buf|, 28) tokens and slide by 25. The window step
+// run a window on its first min(|buf|, 28) tokens and slide by 25. With
+// cfg.first_window = F < 28 an utterance's first window runs as soon as the buffer holds F
+// tokens, on a graph of F tokens (the last 3 still look-ahead), and slides by F - 3: less
+// waiting for the first audio, different math for the whole utterance (the caches and
+// the noise generator see another history); F = 28 is the reference. The window step
 // (§3.2) carries an 8-frame mel cache, a 3840-sample source cache and a 3840-sample
 // speech tail Hamming-cross-faded into the next window, and trims the last 3840
 // samples of non-final windows. So the output depends only on the token sequence, not
@@ -55,11 +59,20 @@ public:
     std::vector<float> push(const std::vector<int32_t> &tokens, bool is_final,
                             std::vector<WindowRecord> *records = nullptr);
 
-    // One window step (spec §3.2) on 1..28 codes, bypassing the token buffer.
-    std::vector<float> push_window(const std::vector<int32_t> &window, bool final, WindowRecord *record = nullptr);
+    // One window step (spec §3.2) on 1..graph_tokens codes, bypassing the token buffer.
+    std::vector<float> push_window(const std::vector<int32_t> &window, bool final, WindowRecord *record = nullptr,
+                                   int graph_tokens = kWindowTokens);
 
     // Back to the prompt-cache state (caches, noise generator, token buffer).
     void reset();
+
+    // Builds every graph a stream can need (token2mel's first, steady and last windows,
+    // the vocoder's first, steady and every final length), so no window builds one; with
+    // `compute_first` also runs the first window's graphs once on silence (first-touch
+    // costs), leaving the stream state untouched. Seconds on a CPU; call at load.
+    void warm(bool compute_first = true);
+    // Graphs built so far (token2mel + vocoder): constant after warm() in a healthy run.
+    int64_t graphs_built() const;
 
     void set_tap(WindowTap tap) { tap_ = std::move(tap); }
     const T2wConfig &config() const { return cfg_; }
@@ -78,6 +91,7 @@ private:
     std::vector<float> source_cache_, speech_tail_;
     std::vector<float> window_;
     int64_t calls_ = 0;
+    bool first_pending_ = true;  // the next window is an utterance's first
     WindowTap tap_;
 };
 

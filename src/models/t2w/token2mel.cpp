@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-graph.h"
 #include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/token2mel-blocks.h"
@@ -45,35 +47,6 @@ using ops::slice_t;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-// A graph and the context holding its tensor metadata (no data: the data lives in the
-// lane's allocator buffer, the model buffers or a resident buffer).
-struct Graph {
-    std::vector<uint8_t> meta;
-    ggml_context *ctx = nullptr;
-    ggml_cgraph *gf = nullptr;
-    ggml_gallocr_t alloc = nullptr;  // this graph's own activation buffer (allocated once, at build)
-    explicit Graph(size_t max_nodes) {
-        meta.resize(ggml_tensor_overhead() * max_nodes + ggml_graph_overhead_custom(max_nodes, false));
-        ggml_init_params ip{meta.size(), meta.data(), true};
-        ctx = ggml_init(ip);
-        gf = ggml_new_graph_custom(ctx, max_nodes, false);
-    }
-    ~Graph() {
-        if (alloc) ggml_gallocr_free(alloc);
-        ggml_free(ctx);
-    }
-    // Plans and allocates the activations once; the graph is then recomputed in place.
-    void allocate(ggml_backend_t backend, const char *what) {
-        alloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-        if (!ggml_gallocr_alloc_graph(alloc, gf)) {
-            throw_runtime(std::string("t2w: token2mel: cannot allocate the ") + what + " graph on " + ggml_backend_name(backend));
-        }
-    }
-    size_t bytes() const { return alloc ? ggml_gallocr_get_buffer_size(alloc, 0) : 0; }
-    Graph(const Graph &) = delete;
-    Graph &operator=(const Graph &) = delete;
-};
-
 struct EncGraph : Graph {
     using Graph::Graph;
     ggml_tensor *tok = nullptr, *enc_cnn = nullptr, *enc_att = nullptr, *new_cnn = nullptr;
@@ -111,10 +84,11 @@ struct Lane {
     ggml_backend_t backend = nullptr;
 };
 
-// One window shape (non-last / last).
+// One window shape: its graph length in tokens (28, or a shorter first window) and
+// whether it is the last window (3 zero look-ahead frames appended).
 struct Variant {
     bool built = false;
-    int T1 = 0, Tm = 0, S1 = 0, S2 = 0;
+    int n_tokens = 0, T1 = 0, Tm = 0, S1 = 0, S2 = 0;
     std::unique_ptr<Resident> res;          // pe tables, rest per branch
     ggml_tensor *pe_tok = nullptr, *pe_mel = nullptr;
     ggml_tensor *rest[2] = {nullptr, nullptr};  // [240, Tm]: [mu ; v ; cond] (cond branch), zeros (uncond)
@@ -133,7 +107,8 @@ struct Token2Mel::Impl {
     std::vector<ggml_tensor *> ada, fin;  // [9h, depth], [2h]
     ggml_tensor *spk = nullptr;
     std::vector<float> t_span;
-    Variant var[2];
+    std::map<std::pair<int, bool>, Variant> vars;  // (graph tokens, last) -> shape
+    int64_t graphs_built = 0;
 
     Impl(const T2wModel &model, const T2wConfig &c, int steps) : m(model), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
         const bool cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
@@ -148,11 +123,7 @@ struct Token2Mel::Impl {
         build_constants();
     }
     ~Impl() {
-        for (auto &v : var) {
-            v.enc.reset();
-            for (auto &d : v.dit) d.clear();
-            v.res.reset();
-        }
+        vars.clear();
         konst.reset();
         for (auto &ln : lanes) ggml_backend_free(ln.backend);
     }
@@ -196,16 +167,17 @@ struct Token2Mel::Impl {
         }
     }
 
-    Variant &variant(bool last) {
-        Variant &v = var[last ? 1 : 0];
-        if (!v.built) build_variant(v, last);
+    Variant &variant(int n_tokens, bool last) {
+        Variant &v = vars[{n_tokens, last}];
+        if (!v.built) build_variant(v, n_tokens, last);
         return v;
     }
 
-    void build_variant(Variant &v, bool last) {
+    void build_variant(Variant &v, int n_tokens, bool last) {
         const EncoderDims &E = m.enc_dims();
         const int L = m.prompt().att_len;
-        const int T_E = kWindowTokens + (last ? E.lookahead : 0);
+        const int T_E = n_tokens + (last ? E.lookahead : 0);
+        v.n_tokens = n_tokens;
         v.T1 = T_E - E.lookahead;
         v.Tm = E.up_rate * v.T1;
         v.S1 = L / 2 + v.T1;
@@ -229,9 +201,10 @@ struct Token2Mel::Impl {
         if (std::getenv("RTF_T2W_DEBUG_MEM")) {
             size_t tot = v.enc->bytes();
             for (auto &d : v.dit) for (auto &g : d) tot += g->bytes();
-            std::fprintf(stderr, "t2w: token2mel %s graphs: enc %.1f MiB, dit[0][0] %.1f MiB, total %.1f MiB\n", last ? "last" : "non-last",
-                         v.enc->bytes() / 1048576.0, v.dit[0][0]->bytes() / 1048576.0, tot / 1048576.0);
+            std::fprintf(stderr, "t2w: token2mel %d-token %s graphs: enc %.1f MiB, dit[0][0] %.1f MiB, total %.1f MiB\n", n_tokens,
+                         last ? "last" : "non-last", v.enc->bytes() / 1048576.0, v.dit[0][0]->bytes() / 1048576.0, tot / 1048576.0);
         }
+        graphs_built += 1 + static_cast<int64_t>(B) * N;
         v.built = true;
     }
 
@@ -251,7 +224,7 @@ struct Token2Mel::Impl {
         ggml_context *ctx = g.ctx;
         ggml_cgraph *gf = g.gf;
 
-        g.tok = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, kWindowTokens);
+        g.tok = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, v.n_tokens);
         ggml_set_input(g.tok);
         g.enc_cnn = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d, cpl + cup);
         ggml_set_input(g.enc_cnn);
@@ -265,7 +238,7 @@ struct Token2Mel::Impl {
         };
 
         const float xscale = std::sqrt(static_cast<float>(d));
-        ggml_tensor *e = ggml_get_rows(ctx, wx.get("input_embedding.weight"), g.tok);  // [d, 28]
+        ggml_tensor *e = ggml_get_rows(ctx, wx.get("input_embedding.weight"), g.tok);  // [d, n_tokens]
         e = linear(ctx, e, we.mm("embed.out.0.weight"), we.get("embed.out.0.bias"));
         e = layer_norm(ctx, e, we.get("embed.out.1.weight"), we.get("embed.out.1.bias"), 1e-5f);
         e = ggml_scale(ctx, e, xscale);
@@ -377,15 +350,40 @@ Token2Mel::~Token2Mel() = default;
 
 int Token2Mel::lanes() const { return static_cast<int>(impl_->lanes.size()); }
 
-std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool last, Token2MelState &st, PartTimes &tm) {
+int64_t Token2Mel::graphs_built() const { return impl_->graphs_built; }
+
+void Token2Mel::check_window(int window, bool last) {
+    const int lo = last ? 1 : kMinFirstWindow;
+    if (window < lo || window > kWindowTokens) {
+        throw_usage("t2w: a " + std::string(last ? "last" : "non-last") + " window's graph holds " + std::to_string(lo) + ".." +
+                    std::to_string(kWindowTokens) + " tokens, got " + std::to_string(window));
+    }
+}
+
+void Token2Mel::prepare(int window, bool last, bool compute) {
+    check_window(window, last);
+    impl_->variant(window, last);
+    if (!compute) return;
+    // One throw-away run on a copy of the prompt state: pays the first-touch costs (page
+    // faults of the activation buffers, thread start-up) before the first real window.
+    Token2MelState scratch;
+    scratch.reset(impl_->m);
+    PartTimes tm;
+    run(std::vector<int32_t>(static_cast<size_t>(window), kSilenceToken), last, scratch, tm, window);
+}
+
+std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool last, Token2MelState &st, PartTimes &tm,
+                                  int window) {
     const auto t_start = clock_type::now();
     Impl &I = *impl_;
     const T2wModel &m = I.m;
     const EncoderDims &E = m.enc_dims();
     const DitDims &D = m.dit_dims();
     const int n_in = static_cast<int>(tokens_in.size());
-    if (n_in < 1 || n_in > kWindowTokens) {
-        throw_usage("t2w: a window holds 1.." + std::to_string(kWindowTokens) + " tokens, got " + std::to_string(n_in));
+    check_window(window, last);
+    if (n_in < 1 || n_in > window) {
+        throw_usage("t2w: a " + std::to_string(window) + "-token window holds 1.." + std::to_string(window) + " tokens, got " +
+                    std::to_string(n_in));
     }
     for (int32_t t : tokens_in) {
         if (t < 0 || t >= E.vocab) {
@@ -394,8 +392,8 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
         }
     }
     std::vector<int32_t> tokens = tokens_in;
-    tokens.resize(kWindowTokens, kSilenceToken);
-    Variant &v = I.variant(last);
+    tokens.resize(static_cast<size_t>(window), kSilenceToken);
+    Variant &v = I.variant(window, last);
     const int hd = E.head_dim, H = E.n_heads;
     const int L = m.prompt().att_len;
     const int Tm = v.Tm;

@@ -6,7 +6,7 @@
 //
 // Execution plan (why it looks like this: docs in token2mel.cpp, "Execution plan"):
 //   - ggml graphs are built and allocated once per window shape (non-last: 28 tokens ->
-//     50 frames, last: 31 -> 56) and reused: one encoder graph and one DiT graph per
+//     50 frames, last: 31 -> 56, a shorter first window n -> 2(n-3)) and reused: one encoder graph and one DiT graph per
 //     (Euler step, CFG branch); the Euler update itself runs on the host.
 //   - Everything that does not depend on the window (time-step embeddings and all adaLN
 //     modulations per step, the relative-position tables) is computed once at
@@ -45,15 +45,29 @@ public:
     Token2Mel(const Token2Mel &) = delete;
     Token2Mel &operator=(const Token2Mel &) = delete;
 
-    // `tokens`: 1..28 codes (padded to 28 with 4218 inside). Returns mel [80][T] (time
-    // fastest), T = min(50 or 56, 2·n). Throws rtf::Error(Usage) for out-of-range codes.
-    // Timing: upload/download = host<->backend copies on the calling thread, compute =
-    // the rest of the graph phase (both branches, the host Euler update included).
-    std::vector<float> run(const std::vector<int32_t> &tokens, bool last, Token2MelState &st, PartTimes &tm);
+    // `tokens`: 1..`window` codes (padded to `window` with 4218 inside). `window`: the
+    // graph's length in tokens, its last 3 being look-ahead: 28 (the reference), or
+    // kMinFirstWindow..28 for a shorter non-last first window (T1 = window - 3 tokens of
+    // output; the caches advance by its own Δ = 2·T1, spec §3.7 in general form).
+    // Returns mel [80][T] (time fastest), T = min(2·T1 or 56, 2·n). Throws
+    // rtf::Error(Usage) for out-of-range codes or window. Timing: upload/download =
+    // host<->backend copies on the calling thread, compute = the rest of the graph phase
+    // (both branches, the host Euler update included).
+    std::vector<float> run(const std::vector<int32_t> &tokens, bool last, Token2MelState &st, PartTimes &tm,
+                           int window = kWindowTokens);
+
+    // Builds and allocates the graphs of one window shape now (run() builds a missing one
+    // on first use); `compute` also runs it once on a scratch state (first-touch costs).
+    void prepare(int window, bool last, bool compute = false);
+    // Graphs built so far (encoder + DiT per step and branch, per window shape).
+    int64_t graphs_built() const;
 
     int steps() const { return steps_; }
     // Number of parallel CFG-branch lanes in use (1 or 2).
     int lanes() const;
+
+    // Throws rtf::Error(Usage) unless `window` is a valid graph length for `last`.
+    static void check_window(int window, bool last);
 
     struct Impl;
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
+#include "models/t2w/t2w-graph.h"
 #include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-ops.h"
 
@@ -17,39 +18,16 @@ using ops::conv1d_tc;
 
 namespace {
 constexpr int kMaxNodes = 8192;
-constexpr size_t kMaxShapes = 4;  // cached input lengths (steady 58, first 50, finals)
 const int kDilations[3] = {1, 3, 5};
-
-struct Graph {
-    std::vector<uint8_t> meta;
-    ggml_context *ctx = nullptr;
-    ggml_cgraph *gf = nullptr;
-    ggml_gallocr_t alloc = nullptr;
-    explicit Graph(size_t max_nodes) {
-        meta.resize(ggml_tensor_overhead() * max_nodes + ggml_graph_overhead_custom(max_nodes, false));
-        ggml_init_params ip{meta.size(), meta.data(), true};
-        ctx = ggml_init(ip);
-        gf = ggml_new_graph_custom(ctx, max_nodes, false);
-    }
-    ~Graph() {
-        if (alloc) ggml_gallocr_free(alloc);
-        ggml_free(ctx);
-    }
-    Graph(const Graph &) = delete;
-    Graph &operator=(const Graph &) = delete;
-    void allocate(ggml_backend_t backend, const char *what) {
-        alloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-        if (!ggml_gallocr_alloc_graph(alloc, gf)) throw_runtime(std::string("t2w: vocoder: cannot allocate the ") + what + " graph");
-    }
-};
 }  // namespace
 
+// The two graphs of one input length. Their activations live in the Vocoder's two shared
+// allocators (one length runs at a time), so a length costs only its graph metadata.
 struct Vocoder::Shape {
     Graph f0g{256}, dec{kMaxNodes};
     ggml_tensor *f0_in = nullptr, *f0_out = nullptr;
     ggml_tensor *in = nullptr, *sin_ = nullptr, *re = nullptr, *im = nullptr;
     int64_t F = 0;
-    int64_t last_use = 0;
 };
 
 namespace {
@@ -73,6 +51,8 @@ ggml_tensor *resblock(ggml_context *ctx, const GgufWeights &w, const std::string
 Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
     cpu_ = ggml_backend_dev_type(m_.device_voc()) == GGML_BACKEND_DEVICE_TYPE_CPU;
     backend_ = make_backend(m_.device_voc(), cfg.threads_voc);
+    f0_alloc_ = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend_));
+    dec_alloc_ = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend_));
     ggml_tensor *lw = m_.hift().get("m_source.l_linear.weight");
     harm_w_.resize(static_cast<size_t>(lw->ne[0]));
     ggml_backend_tensor_get(lw, harm_w_.data(), 0, harm_w_.size() * sizeof(float));
@@ -101,27 +81,33 @@ Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
 
 Vocoder::~Vocoder() {
     shapes_.clear();
+    if (f0_alloc_) ggml_gallocr_free(f0_alloc_);
+    if (dec_alloc_) ggml_gallocr_free(dec_alloc_);
     if (packed_buf_) ggml_backend_buffer_free(packed_buf_);
     if (packed_ctx_) ggml_free(packed_ctx_);
     if (backend_) ggml_backend_free(backend_);
 }
 
+void Vocoder::prepare(const std::vector<int> &lengths) {
+    if (lengths.empty()) return;
+    // The longest first: the shared allocators reserve its (largest) buffers once, and the
+    // shorter lengths then fit without a reallocation.
+    const int longest = *std::max_element(lengths.begin(), lengths.end());
+    Shape &big = shape(longest);
+    if (!ggml_gallocr_reserve(f0_alloc_, big.f0g.gf) || !ggml_gallocr_reserve(dec_alloc_, big.dec.gf)) {
+        throw_runtime("t2w: vocoder: cannot allocate the graphs of " + std::to_string(longest) + " mel frames");
+    }
+    bound_f0_ = bound_dec_ = nullptr;
+    for (int T : lengths) shape(T);
+}
+
 Vocoder::Shape &Vocoder::shape(int T) {
     auto it = shapes_.find(T);
-    if (it != shapes_.end()) {
-        it->second->last_use = ++uses_;
-        return *it->second;
-    }
-    if (shapes_.size() >= kMaxShapes) {  // evict the least recently used length
-        auto lru = shapes_.begin();
-        for (auto i = shapes_.begin(); i != shapes_.end(); ++i)
-            if (i->second->last_use < lru->second->last_use) lru = i;
-        shapes_.erase(lru);
-    }
+    if (it != shapes_.end()) return *it->second;
+    if (T < 2) throw_runtime("t2w: vocoder needs at least 2 mel frames, got " + std::to_string(T));
     const GgufWeights &w = m_.hift();
     const HiftDims &hd = m_.hift_dims();
     auto sh = std::make_unique<Shape>();
-    sh->last_use = ++uses_;
     {  // graph 1: F0 predictor
         ggml_context *ctx = sh->f0g.ctx;
         sh->f0_in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, T, kMelBins);
@@ -137,7 +123,6 @@ Vocoder::Shape &Vocoder::shape(int T) {
         ggml_set_output(x);
         ggml_build_forward_expand(sh->f0g.gf, x);
         sh->f0_out = x;
-        sh->f0g.allocate(backend_, "f0");
     }
     {  // graph 2: decoder
         ggml_context *ctx = sh->dec.ctx;
@@ -183,13 +168,17 @@ Vocoder::Shape &Vocoder::shape(int T) {
         ggml_set_output(sh->im);
         ggml_build_forward_expand(sh->dec.gf, sh->re);
         ggml_build_forward_expand(sh->dec.gf, sh->im);
-        sh->dec.allocate(backend_, "decoder");
     }
+    ++graphs_built_;
     return *shapes_.emplace(T, std::move(sh)).first->second;
 }
 
 std::vector<float> Vocoder::f0(const std::vector<float> &mel, int T, PartTimes &tm) {
     Shape &sh = shape(T);
+    if (bound_f0_ != &sh) {  // another length used the shared buffer since: re-place (no allocation)
+        sh.f0g.bind(f0_alloc_, "vocoder f0");
+        bound_f0_ = &sh;
+    }
     auto t0 = clock_type::now();
     ggml_backend_tensor_set(sh.f0_in, mel.data(), 0, mel.size() * sizeof(float));
     tm.upload_ms += ms_since(t0);
@@ -220,6 +209,10 @@ void Vocoder::run(const std::vector<float> &mel, int T, const std::vector<float>
     tm.compute_ms += ms_since(t0);
 
     Shape &sh = shape(T);
+    if (bound_dec_ != &sh) {
+        sh.dec.bind(dec_alloc_, "vocoder decoder");
+        bound_dec_ = &sh;
+    }
     if (sh.F != F) throw_runtime("t2w: vocoder: source STFT has " + std::to_string(F) + " frames, expected " + std::to_string(sh.F));
     t0 = clock_type::now();
     ggml_backend_tensor_set(sh.in, mel.data(), 0, mel.size() * sizeof(float));

@@ -6,8 +6,9 @@
 //   graph 2: conv_pre, 3 × (LeakyReLU, transposed conv, + source branch, mean of 3
 //            ResBlocks), LeakyReLU, conv_post, exp/sin -> spectrum
 //   host:    iSTFT (overlap-add, w² normalisation, trim 8+8), clamp ±0.99
-// Graphs are built and allocated once per input length T (a few shapes recur: 50, 58 and
-// the final window's) and recomputed in place. On a CPU device Snake is one fused custom
+// Graphs are built once per input length T (50 first, 58 steady, 2..64 final windows) and
+// recomputed in place; every length shares two activation buffers sized by the longest
+// length prepared, so prepare() can build all of them up front for a few MiB of metadata. On a CPU device Snake is one fused custom
 // op and the transposed convs are GEMMs on kernels packed at construction (ops.h).
 // Not thread-safe: one Vocoder per stream.
 #include <cstdint>
@@ -39,6 +40,12 @@ public:
     // F0 per frame (graph 1 only), for tests and diagnostics.
     std::vector<float> f0(const std::vector<float> &mel, int T, PartTimes &tm);
 
+    // Builds the graphs of these input lengths now (run() builds a missing one on first
+    // use) and sizes the shared activation buffers for the longest of them.
+    void prepare(const std::vector<int> &lengths);
+    // Input lengths whose graphs were built so far (two graphs each).
+    int64_t graphs_built() const { return graphs_built_; }
+
     struct Shape;  // the two graphs of one input length
 
 private:
@@ -51,7 +58,9 @@ private:
     ggml_backend_buffer_t packed_buf_ = nullptr;
     std::vector<ggml_tensor *> ups_packed_;
     std::map<int, std::unique_ptr<Shape>> shapes_;
-    int64_t uses_ = 0;
+    ggml_gallocr_t f0_alloc_ = nullptr, dec_alloc_ = nullptr;  // shared by every length
+    Shape *bound_f0_ = nullptr, *bound_dec_ = nullptr;          // the length placed in each
+    int64_t graphs_built_ = 0;
     std::vector<float> harm_w_;
     float harm_b_ = 0;
 };

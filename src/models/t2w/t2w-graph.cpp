@@ -1,0 +1,32 @@
+#include "models/t2w/t2w-graph.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace rtf::t2w {
+
+Graph::Graph(size_t max_nodes) {
+    meta.resize(ggml_tensor_overhead() * max_nodes + ggml_graph_overhead_custom(max_nodes, false));
+    ggml_init_params ip{meta.size(), meta.data(), true};
+    ctx = ggml_init(ip);
+    gf = ggml_new_graph_custom(ctx, max_nodes, false);
+}
+
+Graph::~Graph() {
+    if (alloc) ggml_gallocr_free(alloc);
+    ggml_free(ctx);
+}
+
+void Graph::allocate(ggml_backend_t backend, const char *what) {
+    alloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    if (!ggml_gallocr_alloc_graph(alloc, gf)) {
+        throw_runtime(std::string("t2w: cannot allocate the ") + what + " graph on " + ggml_backend_name(backend));
+    }
+}
+
+void Graph::bind(ggml_gallocr_t shared, const char *what) {
+    if (!ggml_gallocr_alloc_graph(shared, gf)) throw_runtime(std::string("t2w: cannot allocate the ") + what + " graph");
+}
+
+}  // namespace rtf::t2w
