@@ -92,7 +92,9 @@ struct LlmEngine::Impl {
     // forced (text) mode
     std::vector<int32_t> forced_ids;
     std::vector<float> forced_hidden;
-    size_t forced_next = 0;
+    size_t forced_next = 0;  // next reply token to hand out
+    size_t forced_done = 0;  // reply tokens whose hidden rows are computed
+    int forced_pos0 = 0;     // position of the first reply token
 
     ~Impl() { llama_batch_free(batch); }
 
@@ -222,24 +224,50 @@ void LlmEngine::start_text(const std::string &text) {
     timings_ = LlmTimings{0, 0, 0, 0, 0, timings_.load_ms};
     const auto t0 = Clock::now();
     p_->decode(prefix.data(), static_cast<int>(prefix.size()), 0, false, "prompt");
-    // The reply's hidden states, n_batch rows per pass (outputs on every row).
-    p_->forced_ids = reply;
-    p_->forced_hidden.assign(reply.size() * static_cast<size_t>(p_->n_embd), 0.0f);
-    for (size_t s = 0; s < reply.size(); s += static_cast<size_t>(p_->n_batch)) {
-        const int m = static_cast<int>(std::min(reply.size() - s, static_cast<size_t>(p_->n_batch)));
-        p_->decode(reply.data() + s, m, static_cast<int>(prefix.size() + s), true, "text");
-        for (int i = 0; i < m; ++i) {
-            const float *e = llama_get_embeddings_ith(p_->inst.ctx.get(), i);
-            if (!e) throw_runtime("llm: libllama returned no embeddings for the text: " + take_llama_log());
-            std::memcpy(p_->forced_hidden.data() + (s + static_cast<size_t>(i)) * static_cast<size_t>(p_->n_embd), e,
-                        static_cast<size_t>(p_->n_embd) * sizeof(float));
-        }
-    }
     timings_.prefill_ms = ms_since(t0);
     timings_.n_prompt = static_cast<int>(n_all);
+    // The reply's hidden states are computed lazily, a step's worth per next_step() (see
+    // forced_compute): the first step leaves after the template + llm_step tokens, not
+    // after the whole text, which is what the first audio waits for.
+    p_->forced_ids = reply;
+    p_->forced_hidden.assign(reply.size() * static_cast<size_t>(p_->n_embd), 0.0f);
+    p_->forced_done = 0;
+    p_->forced_pos0 = static_cast<int>(prefix.size());
     p_->pos = static_cast<int>(n_all);
     p_->forced_next = 0;
     p_->mode = Impl::Mode::Forced;
+}
+
+void LlmEngine::forced_compute(size_t upto) {
+    Impl &p = *p_;
+    upto = std::min(upto, p.forced_ids.size());
+    const auto t0 = Clock::now();
+    while (p.forced_done < upto) {
+        const size_t s = p.forced_done;
+        const int m = static_cast<int>(std::min(upto - s, static_cast<size_t>(p.n_batch)));
+        p.decode(p.forced_ids.data() + s, m, p.forced_pos0 + static_cast<int>(s), true, "text");
+        for (int i = 0; i < m; ++i) {
+            const float *e = llama_get_embeddings_ith(p.inst.ctx.get(), i);
+            if (!e) throw_runtime("llm: libllama returned no embeddings for the text: " + take_llama_log());
+            std::memcpy(p.forced_hidden.data() + (s + static_cast<size_t>(i)) * static_cast<size_t>(p.n_embd), e,
+                        static_cast<size_t>(p.n_embd) * sizeof(float));
+        }
+        p.forced_done += static_cast<size_t>(m);
+    }
+    timings_.prefill_ms += ms_since(t0);
+}
+
+void LlmEngine::warm() {
+    // A throw-away prompt pass (all outputs, as text mode runs) and one single-token decode:
+    // the first reply then pays no first-touch costs (weight pages, compute buffers, thread
+    // start-up). The KV cache is emptied after; start()/start_text() clear it anyway.
+    auto toks = build_prompt(*this, cfg_, p_->tts_bos, "Hello, how are you today?");
+    const int n = static_cast<int>(std::min<size_t>(toks.size(), static_cast<size_t>(p_->n_batch)));
+    if (n < 1 || n + 1 > p_->n_ctx) return;
+    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    p_->decode(toks.data(), n, 0, true, "warm-up");
+    p_->decode(toks.data(), 1, n, false, "warm-up");
+    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
 }
 
 bool LlmEngine::done() const { return p_->mode == Impl::Mode::Idle; }
@@ -263,6 +291,8 @@ LlmStep LlmEngine::next_step() {
     };
     if (p.mode == Impl::Mode::Forced) {
         while (p.forced_next < p.forced_ids.size() && static_cast<int>(st.token_ids.size()) < cfg_.llm_step) {
+            // a step's worth at a time (filtered tokens make a step consume more)
+            if (p.forced_next >= p.forced_done) forced_compute(p.forced_next + static_cast<size_t>(cfg_.llm_step));
             take(p.forced_ids[p.forced_next], p.forced_hidden.data() + p.forced_next * static_cast<size_t>(p.n_embd));
             ++p.forced_next;
         }

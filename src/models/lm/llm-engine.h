@@ -55,7 +55,8 @@ struct LlmStep {
 
 struct LlmTimings {
     int n_prompt = 0;       // tokens prefilled (text mode: template + the forced text)
-    double prefill_ms = 0;  // llama_decode time of the prompt
+    double prefill_ms = 0;  // llama_decode time of the prompt (text mode: and of the forced
+                            // text, computed a step at a time as next_step() asks for it)
     int n_decoded = 0;      // single-token decodes (one per reply token)
     double decode_ms = 0;   // llama_decode time of those
     double sample_ms = 0;   // sampler time
@@ -78,8 +79,12 @@ public:
     // rtf::Error(Usage) for empty/invalid text and "prompt of N tokens exceeds context C".
     void start(const std::string &prompt);
     // Text-only input: `text` is forced as the reply (no sampling): one batched pass over
-    // template + text yields every token's hidden state, then next_step() slices them.
+    // the template, then each next_step() computes its step's hidden states in one batched
+    // pass (so the first step does not wait for the whole text).
     void start_text(const std::string &text);
+    // One throw-away prompt pass and decode, to pay first-touch costs at load (speak's
+    // load_engines calls it). Leaves the KV cache empty.
+    void warm();
     // Next step; after a step with is_last, call start() again. Throws Usage if not started.
     LlmStep next_step();
     // Runs next_step() until is_last or until `on_step` returns false.
@@ -96,6 +101,7 @@ public:
     int32_t special_id(const std::string &text) const;
 
 private:
+    void forced_compute(size_t upto);  // hidden rows of the forced reply up to token `upto`
     struct Impl;
     std::unique_ptr<Impl> p_;
     LlmConfig cfg_;

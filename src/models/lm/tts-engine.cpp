@@ -166,6 +166,16 @@ void TtsEngine::set_observer(TtsObserver obs) { gen_->set_observer(std::move(obs
 
 void TtsEngine::set_first_chunk_codes(int n) { gen_->set_first_chunk_codes(n); }
 
+void TtsEngine::warm() {
+    // A throw-away batch (a condition's size) and one single-row decode, on zero rows: the
+    // first utterance then pays no first-touch costs. The next turn clears the KV cache.
+    const int n = std::min(16, std::max(1, fwd_->n_ctx() - 1));
+    std::vector<float> rows(static_cast<size_t>(n) * static_cast<size_t>(dims().n_embd), 0.0f);
+    fwd_->decode(rows.data(), n, 0);
+    fwd_->decode(rows.data(), 1, n);
+    fwd_->clear();
+}
+
 TtsForward &TtsEngine::forward() { return *fwd_; }
 
 }  // namespace rtf::lm

@@ -79,6 +79,8 @@ public:
     void set_observer(TtsObserver obs);
     // Size of each turn's first simplex chunk from now on (0 = chunk_codes; TtsGenOptions).
     void set_first_chunk_codes(int n);
+    // One throw-away batch and decode, to pay first-touch costs at load. KV left empty.
+    void warm();
     // The transformer itself (golden checks teacher-force it).
     TtsForward &forward();
     const TtsWeights &weights() const { return *weights_; }
