@@ -32,15 +32,18 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/lm/tts-engine.h"
+#include "models/t2w/t2w-model.h"
+
 namespace rtf::bench {
 
 struct FloorAssumptions {
     double text_tokens_per_s = 4;     // text tokens per second of audio (speech rate)
-    double audio_tokens_per_s = 25;   // MiniCPM-o 4.5 TTS rate (spec §0)
+    double audio_tokens_per_s = lm::TtsEngine::codes_per_second();  // MiniCPM-o 4.5 TTS rate (spec §0)
     int llm_kv_tokens = 512;          // LLM context position the KV read is costed at
     int tts_kv_tokens = 256;          // TTS context position
-    int t2w_window_tokens = 28;       // 25 + 3 look-ahead
-    int t2w_mel_frames_vocoder = 58;  // 50 new + 8 cached (golden README)
+    int t2w_window_tokens = t2w::kWindowTokens;  // 25 + 3 look-ahead
+    int t2w_mel_frames_vocoder = t2w::kMelCacheFrames + 2 * t2w::kStrideTokens;  // 50 new + 8 cached (58)
     void validate() const;            // throws rtf::Error(Usage) naming the flag
     nlohmann::json to_json() const;
 };

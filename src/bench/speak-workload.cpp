@@ -22,9 +22,6 @@ namespace rtf::bench {
 
 namespace {
 
-constexpr int64_t kAudioVocab = 6562;  // 6561 codes + EOS (spec §2.4)
-constexpr int64_t kAudioEos = 6561;
-
 std::vector<std::string> speak_knob_names() {
     std::vector<std::string> names = speak::knob_names();
     names.push_back("config");
@@ -93,9 +90,9 @@ public:
             out.stages.push_back(f);
         }
         auto audio = quality::check_audio(pcm, r.sample_rate, boundaries, qcfg_);
-        int64_t limit = cfg_.max_audio_s > 0 ? static_cast<int64_t>(cfg_.max_audio_s * 25) : 0;
+        int64_t limit = cfg_.max_audio_s > 0 ? static_cast<int64_t>(cfg_.max_audio_s * engines_->tts->codes_per_second()) : 0;
         // A run capped by --max-audio-s ends by design before any EOS: no EOS is expected then.
-        auto tokens = quality::check_tokens(r.audio_codes, kAudioVocab, limit > 0 ? -1 : kAudioEos, limit, qcfg_);
+        auto tokens = quality::check_tokens(r.audio_codes, engines_->tts->n_codes(), limit > 0 ? -1 : engines_->tts->eos(), limit, qcfg_);
         out.quality_checked = true;
         out.quality_passed = audio.passed() && tokens.passed();
         out.quality = {{"audio", audio.to_json()}, {"audio_tokens", tokens.to_json()}};

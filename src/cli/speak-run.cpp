@@ -39,7 +39,7 @@ void write_raw_s16(const std::vector<float> &pcm) {
 speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg, const SpeakOutputs &out,
                                  bool &interrupted) {
     std::unique_ptr<WavWriter> wav;
-    if (!out.wav_path.empty() && out.wav_path != "-") wav = std::make_unique<WavWriter>(out.wav_path, 24000);
+    if (!out.wav_path.empty() && out.wav_path != "-") wav = std::make_unique<WavWriter>(out.wav_path, engines.t2w->sample_rate());
     pipe::CancelToken cancel;
     pipe::SigintGuard guard(cancel);
     cfg.pipeline.cancel = &cancel;
@@ -53,7 +53,7 @@ speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg
         double now = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (first_ms < 0) first_ms = now;
         ++chunks;
-        audio_s += static_cast<double>(c.pcm.size()) / 24000.0;
+        audio_s += static_cast<double>(c.pcm.size()) / c.sample_rate;
         if (out.progress) {
             std::fprintf(stderr, "\r  chunks %lld  audio %.2f s  RTF so far %.3f  first audio %.0f ms   ",
                          static_cast<long long>(chunks), audio_s, audio_s > 0 ? now / 1000.0 / audio_s : 0.0,

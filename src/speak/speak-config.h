@@ -19,8 +19,8 @@ struct StagePlacement {
     int numa_node = -1;     // -1 = none
 };
 
-// MiniCPM-o 4.5's audio token rate (spec §2.4): 25 codes per second of audio.
-inline constexpr int kCodesPerSecond = 25;
+// MiniCPM-o 4.5's audio token rate (spec §2.4), owned by the TTS engine.
+inline constexpr int kCodesPerSecond = lm::TtsEngine::codes_per_second();
 
 struct SpeakConfig {
     std::string models_dir;     // the kit (kit.h)

@@ -164,7 +164,7 @@ void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter 
         size_t n = std::min(static_cast<size_t>(r.samples), pcm.size() - off);
         item.pcm.assign(pcm.begin() + static_cast<std::ptrdiff_t>(off), pcm.begin() + static_cast<std::ptrdiff_t>(off + n));
         off += n;
-        item.sample_rate = 24000;
+        item.sample_rate = t2w::T2wModel::sample_rate();
         item.last = r.final;
         ++shared_.t2w_windows;
         out.emit(std::move(item));

@@ -60,7 +60,7 @@ struct SpeakResult {
     int64_t twin_text_cap = 0;         // the LLM reply cap applied on a twin (SpeakConfig::twin_text_rate), 0 = none
     int64_t n_chunks = 0;
     int64_t n_samples = 0;
-    int sample_rate = 24000;
+    int sample_rate = t2w::T2wModel::sample_rate();
     FirstAudio first_audio;            // where the wait for the first chunk went
     int64_t t2w_graphs_built = 0;      // Token2Wav graphs built during this run (0 when warm)
     bool t2w_rebuilt = false;          // the stream was rebuilt for another T2W config

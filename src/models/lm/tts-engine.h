@@ -73,6 +73,12 @@ public:
     std::vector<AudioChunk> finish();
 
     const TtsDims &dims() const { return weights_->dims(); }
+    // The family's audio-code facts (spec §2.4), for consumers that must not re-spell them:
+    // classes including EOS (6562), the EOS class (the last), codes per second of audio (25).
+    int n_codes() const { return dims().n_codes; }
+    int eos() const { return dims().n_codes - 1; }
+    static constexpr int codes_per_second() { return kCodesPerSecond; }
+    static constexpr int kCodesPerSecond = 25;
     const TtsConfig &config() const { return cfg_; }
     TtsTimings timings() const;
     const std::string &derived_model_path() const { return derived_path_; }

@@ -113,6 +113,8 @@ public:
                                           const std::string &device_voc = "CPU", const std::string &type_t2m = "f32",
                                           const std::string &type_voc = "f32");
     ~T2wModel();
+    // Output PCM rate (24 kHz mono): consumers read it here instead of re-spelling it.
+    static constexpr int sample_rate() { return kSampleRate; }
     T2wModel(const T2wModel &) = delete;
     T2wModel &operator=(const T2wModel &) = delete;
 
