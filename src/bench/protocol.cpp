@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
 #include "core/topology.h"
 #include "models/backend-devices.h"
@@ -18,13 +19,6 @@ namespace rtf::bench {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-std::string fmt(double v, int prec = 3) {
-    if (!std::isfinite(v)) return "n/a";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-    return buf;
-}
 
 // Metrics JSON -> flat (name, value): numbers, and one level of objects of numbers
 // ("starvation.count", "llm.item_ms.p50"); arrays are skipped; null is NaN.
