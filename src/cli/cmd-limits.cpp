@@ -13,7 +13,6 @@
 #include "bench/limits.h"
 #include "bench/model-floors.h"
 #include "bench/peak-flops.h"
-#include "bench/protocol.h"
 #include "bench/roofline.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
@@ -22,6 +21,7 @@
 #include "core/parse.h"
 #include "core/topology.h"
 #include "models/backend-devices.h"
+#include "models/provenance.h"
 
 namespace rtf::cli {
 
@@ -138,8 +138,8 @@ int run_limits(const LimitsOptions &o) {
     }
     nlohmann::json j = {{"schema", "rtfkit.limits/1"},
                         {"command", "limits"},
-                        {"machine", bench::machine_json()},
-                        {"versions", bench::versions_json()}};
+                        {"machine", machine_json()},
+                        {"versions", versions_json()}};
     auto bw = nlohmann::json::array();
     for (const auto &b : rates.bandwidth) bw.push_back(bench::to_json(b));
     auto mmj = nlohmann::json::array();

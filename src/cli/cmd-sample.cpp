@@ -27,7 +27,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -37,13 +36,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/protocol.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/parse.h"
+#include "models/provenance.h"
 #include "monitor/child-process.h"
 #include "monitor/monitor.h"
 #include "monitor/trace-counters.h"
@@ -377,18 +376,14 @@ int run_sample(const SampleOptions &o) {
         prof::write_trace_file({{"traceEvents", ev}, {"displayTimeUnit", "ms"}}, o.trace_path);
     }
     if (!o.json_path.empty()) {
-        char created[32] = "";
-        std::time_t now = std::time(nullptr);
-        std::tm tm{};
-        if (gmtime_r(&now, &tm)) std::strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        nlohmann::json j = {{"schema", kSchema}, {"command", "sample"}, {"created", created}};
+        nlohmann::json j = {{"schema", kSchema}, {"command", "sample"}, {"created", utc_timestamp()}};
         j["config"] = {{"sample_ms", sample_ms},
                        {"duration_ms", duration_ms > 0 ? nlohmann::json(duration_ms) : nlohmann::json(nullptr)},
                        {"devices", dev.names},
                        {"compute_threshold_pct", mc.duty.compute_threshold_pct},
                        {"memory_threshold_pct", mc.duty.memory_threshold_pct}};
-        j["machine"] = bench::machine_json();
-        j["versions"] = bench::versions_json();
+        j["machine"] = machine_json();
+        j["versions"] = versions_json();
         j["elapsed_ms"] = elapsed_ms;
         j["stop_reason"] = stop_reason;
         j["interrupted"] = g_signal != 0 && stop_reason.rfind("interrupted", 0) == 0;
