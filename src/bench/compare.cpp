@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/format.h"
 
 namespace rtf::bench {
 
@@ -24,11 +25,6 @@ std::vector<double> run_values(const nlohmann::json &r, const std::string &metri
     for (const auto &x : r["values"][metric])
         if (x.is_number()) out.push_back(x.get<double>());
     return out;
-}
-std::string fmt(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f", v);
-    return buf;
 }
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/robust-stats.h"
+#include "core/elapsed.h"
 #include "core/error.h"
 #include "models/lm/llm-engine.h"
 #include "models/lm/tts-engine.h"
@@ -21,10 +22,6 @@ namespace rtf::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 std::string shell_quote(const std::string &s) {
     std::string q = "'";

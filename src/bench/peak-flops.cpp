@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/elapsed.h"
 #include "core/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -156,7 +157,7 @@ PeakResult measure_peak(const std::string &type, int n_threads, double ms) {
     for (;;) {
         const auto t0 = clk::now();
         sink = sink + c.kernel(iters);
-        const double el = std::chrono::duration<double, std::milli>(clk::now() - t0).count();
+        const double el = ms_since(t0);
         if (el >= 5 || iters > (int64_t{1} << 40)) {
             iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iters) * std::max(ms, 10.0) / std::max(el, 1e-3)));
             break;

@@ -1,30 +1,17 @@
 #include "bench/protocol.h"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
-#include "core/topology.h"
-#include "models/backend-devices.h"
-#include "rtf/build-info.h"
+#include "models/provenance.h"
 
 namespace rtf::bench {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-std::string fmt(double v, int prec = 3) {
-    if (!std::isfinite(v)) return "n/a";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-    return buf;
-}
 
 // Metrics JSON -> flat (name, value): numbers, and one level of objects of numbers
 // ("starvation.count", "llm.item_ms.p50"); arrays are skipped; null is NaN.
@@ -409,11 +396,7 @@ int overall_exit_code(const std::vector<const ConfigResult *> &results) {
 nlohmann::json make_bench_json(const std::string &workload, const std::string &mode, const ProtocolConfig &cfg,
                                const std::vector<const ConfigResult *> &configs, const nlohmann::json &comparison,
                                const nlohmann::json &samplers) {
-    char created[32] = "";
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    if (gmtime_r(&now, &tm)) std::strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    nlohmann::json j = {{"schema", kSchema},       {"command", "bench"},      {"created", created},
+    nlohmann::json j = {{"schema", kSchema},       {"command", "bench"},      {"created", utc_timestamp()},
                         {"mode", mode},            {"workload", workload},    {"protocol", cfg.to_json()},
                         {"machine", machine_json()}, {"versions", versions_json()}, {"samplers", samplers}};
     auto arr = nlohmann::json::array();
@@ -421,29 +404,6 @@ nlohmann::json make_bench_json(const std::string &workload, const std::string &m
     j["configs"] = arr;
     if (!comparison.is_null()) j["comparison"] = comparison;
     j["exit_code"] = overall_exit_code(configs);
-    return j;
-}
-
-nlohmann::json versions_json() {
-    return {{"rtfkit", RTF_VERSION}, {"llama_cpp", RTF_LLAMA_CPP_VERSION}, {"build_type", RTF_BUILD_TYPE}};
-}
-
-nlohmann::json machine_json() {
-    nlohmann::json j;
-    j["cpu"] = to_json(cpu_topology());
-    try {
-        j["backend"] = to_json(backend_info());
-    } catch (const std::exception &e) {
-        j["backend"] = {{"error", e.what()}};
-    }
-    struct utsname u {};
-    if (uname(&u) == 0) {
-        j["kernel"] = std::string(u.sysname) + " " + u.release;
-        j["arch"] = u.machine;
-        j["hostname"] = u.nodename;
-    }
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) j["memory_bytes"] = static_cast<double>(pages) * static_cast<double>(page);
     return j;
 }
 

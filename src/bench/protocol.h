@@ -141,14 +141,9 @@ int overall_exit_code(const std::vector<const ConfigResult *> &results);
 // The whole result document (schema kSchema): {"schema", "command": "bench", "created" (UTC,
 // ISO 8601), "mode" ("single" | "sweep" | "ab"), "workload", "protocol", "machine",
 // "versions", "samplers" (monitor status or null), "configs": [...], "comparison" (A/B only),
-// "exit_code"}.
+// "exit_code"}. "created", "machine" and "versions" come from models/provenance.h.
 nlohmann::json make_bench_json(const std::string &workload, const std::string &mode, const ProtocolConfig &cfg,
                                const std::vector<const ConfigResult *> &configs, const nlohmann::json &comparison,
                                const nlohmann::json &samplers);
-
-// The machine's facts: CPU model, cores, NUMA (core/topology.h), backend devices
-// (models/backend-devices.h), rtfkit and llama.cpp versions, kernel, host name.
-nlohmann::json machine_json();
-nlohmann::json versions_json();
 
 }  // namespace rtf::bench

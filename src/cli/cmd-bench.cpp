@@ -13,7 +13,6 @@
 
 #include "bench/compare.h"
 #include "bench/protocol.h"
-#include "bench/render.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -165,11 +164,12 @@ int run_bench(const BenchOptions &o) {
     }
     auto doc = bench::make_bench_json(info.name, mode, pc, ptrs, comparison, samplers);
 
-    // The Markdown report goes to stdout unless an output was sent there ('-').
-    if (o.json_path != "-" && o.md_path != "-" && o.csv_path != "-" && o.html_path != "-") std::cout << bench::bench_markdown(doc);
+    // The Markdown report (the same as `rtf report` of the JSON) goes to stdout unless an
+    // output was sent there ('-').
+    if (o.json_path != "-" && o.md_path != "-" && o.csv_path != "-" && o.html_path != "-") std::cout << report::render_markdown(doc);
     if (!o.json_path.empty()) write_json(doc, o.json_path);
-    if (!o.md_path.empty()) write_text(bench::bench_markdown(doc), o.md_path, "--md");
-    if (!o.csv_path.empty()) write_text(bench::bench_csv(doc), o.csv_path, "--csv");
+    if (!o.md_path.empty()) write_text(report::render_markdown(doc), o.md_path, "--md");
+    if (!o.csv_path.empty()) write_text(report::render_csv(doc), o.csv_path, "--csv");
     if (!o.html_path.empty()) report::write_report(doc, o.html_path, report::Format::Html);
     if (!o.trace_path.empty()) {
         const nlohmann::json *trace = nullptr;

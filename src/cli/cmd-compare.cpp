@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/compare.h"
-#include "bench/render.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/parse.h"
+#include "report/report.h"
 
 namespace rtf::cli {
 
@@ -45,7 +45,7 @@ int run_compare(const CompareOptions &o) {
     auto b = bench::select_config(load(o.b), rb, o.b);
     auto c = bench::compare_results(a, b, noise, o.a, o.b);
     auto j = bench::to_json(c);
-    std::string md = bench::comparison_markdown(j);
+    std::string md = report::comparison_markdown(j);
     if (o.json_path != "-" && o.md_path != "-") std::cout << md;
     if (!o.json_path.empty()) write_json(j, o.json_path);
     if (!o.md_path.empty()) {

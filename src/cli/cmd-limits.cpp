@@ -13,14 +13,15 @@
 #include "bench/limits.h"
 #include "bench/model-floors.h"
 #include "bench/peak-flops.h"
-#include "bench/protocol.h"
 #include "bench/roofline.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
 #include "core/topology.h"
 #include "models/backend-devices.h"
+#include "models/provenance.h"
 
 namespace rtf::cli {
 
@@ -40,12 +41,6 @@ struct LimitsOptions {
     std::string stage_threads;
     std::string json_path;
 };
-
-std::string f2(double v, int prec = 2) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", prec, v);
-    return b;
-}
 
 int run_limits(const LimitsOptions &o) {
     const auto &topo = cpu_topology();
@@ -100,8 +95,8 @@ int run_limits(const LimitsOptions &o) {
         for (int t : threads) {
             auto b = bench::measure_bandwidth(bw_bytes, t, reps);
             rates.bandwidth.push_back(b);
-            out << "  " << t << "         " << f2(b.read_gib_s) << "        " << f2(b.triad_gib_s) << "                  "
-                << f2(b.copy_gib_s) << "\n";
+            out << "  " << t << "         " << fmt(b.read_gib_s, 2) << "        " << fmt(b.triad_gib_s, 2) << "                  "
+                << fmt(b.copy_gib_s, 2) << "\n";
         }
         out << "\n";
     }
@@ -134,7 +129,7 @@ int run_limits(const LimitsOptions &o) {
                     char line[200];
                     std::snprintf(line, sizeof line, "  %-8s %-9s %-9d %-9.2f %-9.1f %-14.2f %s\n", r.device.c_str(),
                                   r.type.c_str(), r.n_threads, r.ms, r.gflops, r.gib_s,
-                                  std::isfinite(pk) ? (f2(100.0 * r.gflops / pk, 0) + " %").c_str() : "-");
+                                  std::isfinite(pk) ? (fmt(100.0 * r.gflops / pk, 0) + " %").c_str() : "-");
                     out << line;
                 }
             }
@@ -143,8 +138,8 @@ int run_limits(const LimitsOptions &o) {
     }
     nlohmann::json j = {{"schema", "rtfkit.limits/1"},
                         {"command", "limits"},
-                        {"machine", bench::machine_json()},
-                        {"versions", bench::versions_json()}};
+                        {"machine", machine_json()},
+                        {"versions", versions_json()}};
     auto bw = nlohmann::json::array();
     for (const auto &b : rates.bandwidth) bw.push_back(bench::to_json(b));
     auto mmj = nlohmann::json::array();
@@ -187,8 +182,8 @@ int run_limits(const LimitsOptions &o) {
                           f.compute_rtf_ggml, f.compute_rate == "peak" ? "" : "  (no peak measured: compute RTF uses ggml's rate)");
             out << line;
         }
-        out << "\n  hard limit, serial schedule      RTF " << f2(p.serial_rtf, 4) << "\n"
-            << "  hard limit, overlapped schedule  RTF " << f2(p.overlapped_rtf, 4) << "  (set by "
+        out << "\n  hard limit, serial schedule      RTF " << fmt(p.serial_rtf, 4) << "\n"
+            << "  hard limit, overlapped schedule  RTF " << fmt(p.overlapped_rtf, 4) << "  (set by "
             << p.overlapped_binding << ")\n";
         for (const auto &n : costs->notes) out << "  note: " << n << "\n";
         for (const auto &c : costs->stages)

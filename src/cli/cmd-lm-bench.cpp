@@ -10,6 +10,7 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
 #include "speak/kit.h"
 
@@ -24,12 +25,6 @@ struct LmBenchOptions {
     bench::LmBenchConfig cfg;
 };
 
-std::string fmt(double v, int prec = 2) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", prec, v);
-    return b;
-}
-
 int run_lm_bench_cmd(LmBenchOptions o) {
     if (o.models.empty() == o.model.empty()) throw_usage("lm-bench: give exactly one of --models KIT or --model FILE");
     std::vector<std::string> stages;
@@ -40,7 +35,7 @@ int run_lm_bench_cmd(LmBenchOptions o) {
     }
     if (stages.empty()) throw_usage("--stage: empty list (allowed: llm, tts)");
     if (!o.model.empty() && stages.size() != 1) throw_usage("--model FILE needs exactly one --stage (llm or tts)");
-    if (o.min_ratio < 0 || o.min_ratio > 10) throw_usage("--min-ratio: must be 0..10, got " + fmt(o.min_ratio));
+    if (o.min_ratio < 0 || o.min_ratio > 10) throw_usage("--min-ratio: must be 0..10, got " + fmt(o.min_ratio, 2));
     if (o.min_ratio > 0 && o.cfg.llama_bench.empty()) throw_usage("--min-ratio needs --llama-bench PATH");
     o.cfg.placement.mmap = !o.no_mmap;
     if (!o.cpus.empty()) o.cfg.placement.cpus = parse_int_list(o.cpus, "--cpus");
@@ -59,10 +54,10 @@ int run_lm_bench_cmd(LmBenchOptions o) {
                   << c.placement.threads() << " threads" << (c.llama_bench.empty() ? "" : ", interleaved with llama-bench")
                   << "\n";
         auto r = bench::run_lm_bench(c, [](const std::string &line) { std::cerr << "  " << line << "\n"; });
-        std::cout << s << ": stage " << fmt(r.median_stage_tps) << " tok/s (llama_decode alone " << fmt(r.median_decode_tps)
+        std::cout << s << ": stage " << fmt(r.median_stage_tps, 2) << " tok/s (llama_decode alone " << fmt(r.median_decode_tps, 2)
                   << ")";
         if (!c.llama_bench.empty()) {
-            std::cout << ", llama-bench tg" << c.n_gen << " " << fmt(r.median_llama_bench_tps) << " tok/s, ratio "
+            std::cout << ", llama-bench tg" << c.n_gen << " " << fmt(r.median_llama_bench_tps, 2) << " tok/s, ratio "
                       << fmt(r.ratio, 3) << " (medians of " << c.runs << ")";
             if (o.min_ratio > 0) {
                 const bool ok = r.ratio >= o.min_ratio;

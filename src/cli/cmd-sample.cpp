@@ -27,7 +27,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -37,11 +36,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/protocol.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
+#include "core/elapsed.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
+#include "models/provenance.h"
 #include "monitor/child-process.h"
 #include "monitor/monitor.h"
 #include "monitor/trace-counters.h"
@@ -109,13 +110,6 @@ private:
 };
 
 // ---- helpers --------------------------------------------------------------------------
-std::string fmt(double v, int prec = 1) {
-    if (!std::isfinite(v)) return "-";
-    char b[32];
-    std::snprintf(b, sizeof b, "%.*f", prec, v);
-    return b;
-}
-
 std::string shell_quote(const std::vector<std::string> &argv) {
     std::string out;
     for (const auto &a : argv) {
@@ -192,8 +186,8 @@ void print_summary(std::ostream &out, const mon::MonitorReport &rep, const mon::
         std::string name = (core ? "  " : "") + d.device;
         std::string duty_s = std::isfinite(c.duty_cycle) ? fmt(100.0 * c.duty_cycle, 0) + " %" : "-";
         std::snprintf(line, sizeof line, "%-10s %8d %8s %8s %11s %13s %9s\n", name.c_str(), c.n,
-                      fmt(c.mean_compute).c_str(), fmt(c.max_compute).c_str(), duty_s.c_str(),
-                      fmt(c.active_mean_compute).c_str(), fmt(c.mean_memory).c_str());
+                      fmt(c.mean_compute, 1, "-").c_str(), fmt(c.max_compute, 1, "-").c_str(), duty_s.c_str(),
+                      fmt(c.active_mean_compute, 1, "-").c_str(), fmt(c.mean_memory, 1, "-").c_str());
         out << line;
         if (c.memory_reported)
             any_memory = true;
@@ -249,7 +243,7 @@ int run_sample(const SampleOptions &o) {
 
     // ---- samplers ----
     const auto t0 = Clock::now();
-    auto now_ms = [t0] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+    auto now_ms = [t0] { return ms_since(t0); };
     mon::Monitor monitor(mc, now_ms);
     int n_active = 0;
     const std::map<std::string, const char *> kind_of = {{"cpu", "cpu"}, {"nvml", "nvidia"}, {"npu-smi", "npu"}};
@@ -274,7 +268,7 @@ int run_sample(const SampleOptions &o) {
         std::string f;
         for (const auto &r : readings) {
             if (mon::is_cpu_core_device(r.device)) continue;
-            f += "  " + r.device + " " + fmt(r.sample.compute_pct) + " %";
+            f += "  " + r.device + " " + fmt(r.sample.compute_pct, 1, "-") + " %";
         }
         std::lock_guard lock(live->mu);
         ++live->ticks;
@@ -326,7 +320,7 @@ int run_sample(const SampleOptions &o) {
                 ticks = live->ticks;
                 figures = live->figures;
             }
-            std::cerr << "\r\033[Krtf sample: " << fmt(t / 1000.0) << " s, " << ticks << " samples" << figures
+            std::cerr << "\r\033[Krtf sample: " << fmt(t / 1000.0, 1) << " s, " << ticks << " samples" << figures
                       << std::flush;
         }
         double left = duration_ms > 0 ? duration_ms - t : 1e9;
@@ -382,18 +376,14 @@ int run_sample(const SampleOptions &o) {
         prof::write_trace_file({{"traceEvents", ev}, {"displayTimeUnit", "ms"}}, o.trace_path);
     }
     if (!o.json_path.empty()) {
-        char created[32] = "";
-        std::time_t now = std::time(nullptr);
-        std::tm tm{};
-        if (gmtime_r(&now, &tm)) std::strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        nlohmann::json j = {{"schema", kSchema}, {"command", "sample"}, {"created", created}};
+        nlohmann::json j = {{"schema", kSchema}, {"command", "sample"}, {"created", utc_timestamp()}};
         j["config"] = {{"sample_ms", sample_ms},
                        {"duration_ms", duration_ms > 0 ? nlohmann::json(duration_ms) : nlohmann::json(nullptr)},
                        {"devices", dev.names},
                        {"compute_threshold_pct", mc.duty.compute_threshold_pct},
                        {"memory_threshold_pct", mc.duty.memory_threshold_pct}};
-        j["machine"] = bench::machine_json();
-        j["versions"] = bench::versions_json();
+        j["machine"] = machine_json();
+        j["versions"] = versions_json();
         j["elapsed_ms"] = elapsed_ms;
         j["stop_reason"] = stop_reason;
         j["interrupted"] = g_signal != 0 && stop_reason.rfind("interrupted", 0) == 0;

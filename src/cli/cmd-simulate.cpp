@@ -11,6 +11,7 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
 #include "core/topology.h"
 #include "pipeline/cancel.h"
@@ -36,13 +37,6 @@ struct SimulateOptions {
     std::string json_path;
     std::string trace_path;
 };
-
-std::string fmt(double v, int prec = 3) {
-    if (!std::isfinite(v)) return "n/a";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-    return buf;
-}
 
 void print_summary(const pipe::SimulateConfig &sim, const pipe::PipelineConfig &pc, const pipe::RunResult &r,
                    bool virtual_clock) {

@@ -5,23 +5,14 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "models/backend-devices.h"
+#include "models/provenance.h"
 #include "rtf/build-info.h"
 
 namespace rtf::cli {
 
-nlohmann::json version_json() {
-    const auto &b = backend_info();
-    return {{"rtfkit", RTF_VERSION},
-            {"llama_cpp", RTF_LLAMA_CPP_VERSION},
-            {"build_type", RTF_BUILD_TYPE},
-            {"ggml_backends", b.backends},
-            {"cpu_features", b.cpu_features}};
-}
-
 int print_version(bool json) {
-    auto j = version_json();
     if (json) {
-        write_json(j, "-");
+        write_json(build_json(), "-");
         return 0;
     }
     std::cout << "rtf " << RTF_VERSION << " (" << RTF_BUILD_TYPE << ")\n"

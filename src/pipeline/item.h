@@ -10,10 +10,8 @@
 //
 // `seq` is set by the pipeline: the n-th item a stage hands on gets seq n (0-based), so
 // a stage need not count. `audio_ms` is the audio the item represents; the pipeline
-// derives it from pcm/sample_rate when the last stage leaves it 0. `ext` carries
-// family-specific glue (e.g. a "final" marker or window state) without changing this type.
+// derives it from pcm/sample_rate when the last stage leaves it 0.
 // Items are moved, never copied, between stages.
-#include <any>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,7 +29,6 @@ struct Item {
     int sample_rate = 0;             // Hz, for pcm
     double audio_ms = 0;             // duration of audio this item stands for
     bool last = false;               // optional end-of-stream hint from a stage
-    std::any ext;
 
     // Managed by the pipeline: per stage, the index of the StageEvent on this item's path.
     std::vector<int> lineage;

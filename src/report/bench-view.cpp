@@ -47,6 +47,26 @@ std::vector<std::string> bench_stage_names(const json &doc) {
     return out;
 }
 
+BenchColumns bench_columns(const json &doc) {
+    BenchColumns c;
+    const json &cfgs = at(doc, "configs");
+    if (!cfgs.is_array()) return c;
+    auto add = [](std::vector<std::string> &v, const std::string &k) {
+        if (std::find(v.begin(), v.end(), k) == v.end()) v.push_back(k);
+    };
+    for (const auto &cfg : cfgs) {
+        const json &k = at(cfg, "knobs"), &s = at(cfg, "summary");
+        if (k.is_object())
+            for (auto it = k.begin(); it != k.end(); ++it) add(c.knobs, it.key());
+        if (s.is_object())
+            for (auto it = s.begin(); it != s.end(); ++it)
+                if (it.key().rfind("rtf_stage.", 0) == 0) add(c.stage_metrics, it.key());
+    }
+    return c;
+}
+
+std::string knob_value(const json &cfg, const std::string &key) { return str(at(cfg, "knobs"), key); }
+
 std::vector<std::string> run_stage_names(const RunView &v) {
     std::vector<std::string> out;
     for (const auto &s : v.stages) out.push_back(s.name);

@@ -18,6 +18,16 @@ const json &run_result_of(const json &doc, ResultKind kind);
 double summary_stat(const json &cfg, const std::string &metric, const char *field = "median");
 // Stage names in first-seen order: from "rtf_stage.<s>" keys of every config's summary.
 std::vector<std::string> bench_stage_names(const json &doc);
+// The per-config columns of the bench tables (Markdown summary and CSV), in first-seen
+// order over the configs: every knob key any config sets, and every "rtf_stage.<s>"
+// summary metric (the metric name itself, prefix included).
+struct BenchColumns {
+    std::vector<std::string> knobs;
+    std::vector<std::string> stage_metrics;
+};
+BenchColumns bench_columns(const json &doc);
+// The config's value of knob `key` ("" when it does not set it).
+std::string knob_value(const json &cfg, const std::string &key);
 // Stage names of a run (its record's stages, else its metrics' rtf_stage.<s> keys).
 std::vector<std::string> run_stage_names(const RunView &v);
 

@@ -38,13 +38,6 @@ bool is_nonempty(const json &j) {
     return j.is_number() || j.is_boolean();
 }
 
-std::string fmt(double v, int prec) {
-    if (!std::isfinite(v)) return "n/a";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-    return buf;
-}
-
 RunView run_view(const json &rr) {
     RunView v;
     v.metrics = at(rr, "metrics");

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/format.h"  // fmt(): the renderers' numbers
+
 namespace rtf::report {
 
 using nlohmann::json;
@@ -29,9 +31,6 @@ double num(const json &j, std::string_view key);
 std::string str(const json &j);
 std::string str(const json &j, std::string_view key);
 bool is_nonempty(const json &j);  // an object or array with elements, a string with text, a number, a bool
-
-// "1.234" with `prec` decimals; "n/a" for NaN/inf.
-std::string fmt(double v, int prec = 3);
 
 struct Span {
     double start_ms = 0, end_ms = 0;

@@ -183,100 +183,173 @@ std::string run_doc_markdown(const json &doc, ResultKind kind, const std::string
     return o.str();
 }
 
-std::string bench_doc_markdown(const json &doc, const std::string &source) {
-    std::ostringstream o;
-    const json &cfgs = at(doc, "configs");
-    const json &proto = at(doc, "protocol");
-    double noise = num(proto, "noise_rtf");
-    int code = std::isfinite(num(doc, "exit_code")) ? static_cast<int>(num(doc, "exit_code")) : 3;
-    o << "## rtfkit report — bench `" << md_code(str(doc, "workload")) << "`" << (source.empty() ? "" : " (" + me(source) + ")")
-      << "\n\n**Exit " << code << ": " << (code == 0 ? "all targets met" : code == 2 ? "a target was missed" : "incomplete or invalid")
-      << "**. Mode " << me(str(doc, "mode")) << "; " << me(str(proto, "warmup")) << " warm-up, " << me(str(proto, "runs"))
-      << " measured run(s) per config; noise floor " << fmt(noise) << " RTF; " << me(str(doc, "created")) << "\n\n";
+bool flag(const json &j, const char *key) { return at(j, key).is_boolean() && at(j, key).get<bool>(); }
+const json &array_at(const json &j, const char *key) {
+    static const json empty = json::array();
+    return at(j, key).is_array() ? at(j, key) : empty;
+}
+bool ends_with(const std::string &s, const std::string &tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+// A protocol target: its value, or "off" when the bench ran without it (null).
+std::string target_text(const json &protocol, const char *metric, int prec) {
+    const json &t = at(at(protocol, "targets"), metric);
+    return t.is_number() ? fmt(num(t), prec) : "off";
+}
+
+// One row per config: the figures a reader compares across a sweep or an A/B pair.
+void summary_table(std::ostringstream &o, const json &doc) {
+    const auto cols = bench_columns(doc);
+    o << "| config";
+    for (const auto &k : cols.knobs) o << " | " << me(k);
+    o << " | verdict | rtf median [min, max] (MAD) | rtf_steady | first_audio_ms | starvation | xrt";
+    for (const auto &s : cols.stage_metrics) o << " | " << me(s);
+    o << " |\n|---";
+    for (size_t k = 0; k < cols.knobs.size(); ++k) o << "|---";
+    o << "|---|---:|---:|---:|---:|---:";
+    for (size_t k = 0; k < cols.stage_metrics.size(); ++k) o << "|---:";
+    o << "|\n";
     size_t i = 0;
-    for (const auto &c : cfgs) {
+    for (const auto &c : array_at(doc, "configs")) {
         const json &v = at(c, "verdict");
-        bool met = at(v, "targets_met").is_boolean() && at(v, "targets_met").get<bool>();
-        o << "### " << me(config_label(c, i++)) << " — " << me(str(v, "status"))
-          << (str(v, "status") == "VALID" ? (met ? ", targets met" : ", TARGET MISSED") : "") << "\n\n";
-        for (const auto &t : at(v, "targets").is_array() ? at(v, "targets") : json::array()) {
-            bool tm = at(t, "met").is_boolean() && at(t, "met").get<bool>();
-            o << "- target " << me(str(t, "metric")) << " " << me(str(t, "op")) << " " << fmt(num(t, "target")) << ": median "
-              << fmt(num(t, "value")) << (tm ? " (met)" : " (**MISSED**)") << "\n";
-        }
-        for (const auto &r : at(v, "reasons").is_array() ? at(v, "reasons") : json::array()) o << "- **INVALID**: " << me(str(r)) << "\n";
-        for (const auto &w : at(c, "warnings").is_array() ? at(c, "warnings") : json::array()) o << "- warning: " << me(str(w)) << "\n";
-        o << "\n| run | rtf | quality | status |\n|---|---:|---|---|\n";
-        for (const auto &r : at(c, "runs").is_array() ? at(c, "runs") : json::array()) {
-            bool warm = at(r, "warmup").is_boolean() && at(r, "warmup").get<bool>();
-            o << "| " << (warm ? "warm-up " : "") << me(str(r, "index")) << " | " << fmt(num(at(r, "metrics"), "rtf")) << " | "
-              << me(quality_status(r)) << " | " << me(run_status(r)) << " |\n";
-        }
-        auto runs = config_runs(c);
-        std::vector<double> rtfs;
-        for (const auto &p : runs.runs)
-            if (!p.warmup && p.counted) rtfs.push_back(p.rtf);
-        o << "\nrtf median " << fmt(summary_stat(c, "rtf")) << " [" << fmt(summary_stat(c, "rtf", "min")) << ", "
-          << fmt(summary_stat(c, "rtf", "max")) << "] (MAD " << fmt(summary_stat(c, "rtf", "mad")) << "); rtf_steady "
-          << fmt(summary_stat(c, "rtf_steady")) << "; first_audio_ms " << fmt(summary_stat(c, "first_audio_ms"), 1)
-          << "; starvation " << fmt(summary_stat(c, "starvation.count"), 0) << "; bound_overlap "
-          << fmt(summary_stat(c, "bound_overlap")) << ", bound_serial " << fmt(summary_stat(c, "bound_serial"))
-          << ", pipeline_efficiency " << fmt(summary_stat(c, "pipeline_efficiency")) << "\n\n";
-        auto share = share_row_of(c, "");
-        if (!share.stages.empty()) {
-            o << "Stage shares (median rtf_stage):";
-            for (const auto &[s, val] : share.stages) o << " " << me(s) << " " << fmt(val);
-            o << "\n\n";
-        }
-        const json &lev = at(c, "leverage");
-        if (lev.is_array() && !lev.empty()) {
-            o << "| rank | lever | share | reducible | gain | layer | advice |\n|---:|---|---:|---:|---:|---|---|\n";
-            int rank = 1;
-            double gmax = 0;
-            for (const auto &r : lev) gmax = std::max(gmax, std::isfinite(num(r, "gain")) ? num(r, "gain") : 0.0);
-            for (const auto &r : lev) {
-                bool known = at(r, "floor_known").is_boolean() && at(r, "floor_known").get<bool>();
-                double g = num(r, "gain");
-                int bars = gmax > 0 && std::isfinite(g) ? static_cast<int>(std::lround(g / gmax * 10)) : 0;
-                std::string bar;
-                for (int k = 0; k < bars; ++k) bar += "\xE2\x96\x88";
-                o << "| " << rank++ << " | " << me(str(r, "what")) << " | " << fmt(num(r, "share")) << " | "
-                  << fmt(num(r, "reducible")) << (known ? "" : " (upper bound)") << " | " << bar << " " << fmt(g) << " | "
-                  << me(str(r, "layer_name")) << " | " << me(str(r, "advice")) << " |\n";
-            }
-            o << "\n";
-        }
-        const json &s = at(c, "summary");
-        if (s.is_object())
-            for (auto it = s.begin(); it != s.end(); ++it)
-                if (it.key().rfind("device.", 0) == 0) o << "- " << me(it.key()) << ": median " << fmt(num(it.value(), "median")) << "\n";
-        if (const json *r = run_with_record(c)) o << "#### Run detail\n\n" << run_markdown(run_view(*r));
-        o << "Knobs: " << (at(c, "knobs").is_object() && !at(c, "knobs").empty() ? "" : "(defaults)");
-        if (at(c, "knobs").is_object())
-            for (auto it = at(c, "knobs").begin(); it != at(c, "knobs").end(); ++it)
-                o << "`" << md_code(it.key() + "=" + str(it.value())) << "` ";
+        o << "| " << i++;
+        for (const auto &k : cols.knobs) o << " | " << me(knob_value(c, k));
+        o << " | " << me(str(v, "status")) << " (exit " << (std::isfinite(num(v, "exit_code")) ? str(v, "exit_code") : "3")
+          << ") | " << fmt(summary_stat(c, "rtf")) << " [" << fmt(summary_stat(c, "rtf", "min")) << ", "
+          << fmt(summary_stat(c, "rtf", "max")) << "] (" << fmt(summary_stat(c, "rtf", "mad")) << ") | "
+          << fmt(summary_stat(c, "rtf_steady")) << " | " << fmt(summary_stat(c, "first_audio_ms"), 1) << " | "
+          << fmt(summary_stat(c, "starvation.count"), 0) << " | " << fmt(summary_stat(c, "xrt"), 2);
+        for (const auto &s : cols.stage_metrics) o << " | " << fmt(summary_stat(c, s));
+        o << " |\n";
+    }
+    o << "\n";
+}
+
+// METHOD.md §4, §5: where time can still be won, largest gain first.
+void leverage_table(std::ostringstream &o, const json &lev) {
+    o << "Leverage (gain = share x reducible; METHOD.md §4, §5):\n\n"
+      << "| rank | what | share | actual RTF | floor RTF | reducible | gain | toolbox layer | advice |\n"
+      << "|---:|---|---:|---:|---:|---:|---:|---|---|\n";
+    double gmax = 0;
+    for (const auto &r : lev) gmax = std::max(gmax, std::isfinite(num(r, "gain")) ? num(r, "gain") : 0.0);
+    int rank = 1;
+    for (const auto &r : lev) {
+        const bool known = flag(r, "floor_known");
+        const double g = num(r, "gain");
+        const int bars = gmax > 0 && std::isfinite(g) ? static_cast<int>(std::lround(g / gmax * 10)) : 0;
+        std::string bar;
+        for (int k = 0; k < bars; ++k) bar += "\xE2\x96\x88";
+        const double layer = num(r, "layer");
+        o << "| " << rank++ << " | " << me(str(r, "what")) << " | " << fmt(num(r, "share")) << " | "
+          << fmt(num(r, "actual_rtf")) << " | " << (known ? fmt(num(r, "floor_rtf")) : "?") << " | "
+          << fmt(num(r, "reducible")) << (known ? "" : " (upper bound)") << " | " << (bar.empty() ? "" : bar + " ") << fmt(g)
+          << " | " << (std::isfinite(layer) && layer != 0 ? fmt(layer, 0) + " " : "") << me(str(r, "layer_name")) << " | "
+          << me(str(r, "advice")) << " |\n";
+    }
+    o << "\n";
+}
+
+void config_section(std::ostringstream &o, const json &c, size_t index) {
+    const json &v = at(c, "verdict");
+    const std::string status = str(v, "status"), label = str(c, "label");
+    o << "### Config " << index << (label.empty() ? "" : ": `" + md_code(label) + "`") << " — " << me(status)
+      << (status == "VALID" ? (flag(v, "targets_met") ? ", all targets met" : ", TARGET MISSED") : "") << "\n\n";
+    for (const auto &t : array_at(v, "targets"))
+        o << "- target " << me(str(t, "metric")) << " " << me(str(t, "op")) << " " << fmt(num(t, "target")) << ": median "
+          << fmt(num(t, "value")) << (flag(t, "met") ? " (met)" : " (**MISSED**)") << "\n";
+    for (const auto &r : array_at(v, "reasons")) o << "- **INVALID**: " << me(str(r)) << "\n";
+    for (const auto &w : array_at(c, "warnings")) o << "- warning: " << me(str(w)) << "\n";
+    o << "\n| run | rtf | quality | status |\n|---|---:|---|---|\n";
+    for (const auto &r : array_at(c, "runs"))
+        o << "| " << (flag(r, "warmup") ? "warm-up " : "") << me(str(r, "index")) << " | " << fmt(num(at(r, "metrics"), "rtf"))
+          << " | " << me(quality_status(r)) << " | " << me(run_status(r)) << " |\n";
+    o << "\nrtf median " << fmt(summary_stat(c, "rtf")) << " [" << fmt(summary_stat(c, "rtf", "min")) << ", "
+      << fmt(summary_stat(c, "rtf", "max")) << "] (MAD " << fmt(summary_stat(c, "rtf", "mad")) << "); rtf_steady "
+      << fmt(summary_stat(c, "rtf_steady")) << "; first_audio_ms " << fmt(summary_stat(c, "first_audio_ms"), 1)
+      << "; starvation " << fmt(summary_stat(c, "starvation.count"), 0) << "; bound_overlap "
+      << fmt(summary_stat(c, "bound_overlap")) << ", bound_serial " << fmt(summary_stat(c, "bound_serial"))
+      << ", pipeline_efficiency " << fmt(summary_stat(c, "pipeline_efficiency")) << "\n\n";
+    auto share = share_row_of(c, "");
+    if (!share.stages.empty()) {
+        o << "Stage shares (median rtf_stage):";
+        for (const auto &[s, val] : share.stages) o << " " << me(s) << " " << fmt(val);
         o << "\n\n";
     }
-    const json &cmp = at(doc, "comparison");
-    if (cmp.is_object()) {
-        o << "### A/B comparison\n\nbaseline: `" << md_code(str(cmp, "a")) << "`  \ncandidate: `" << md_code(str(cmp, "b")) << "`\n\n**RTF: "
-          << me(str(cmp, "rtf_verdict")) << "**  \n" << me(str(at(cmp, "significance"), "note")) << "\n\n";
-        for (const auto &n : at(cmp, "notes").is_array() ? at(cmp, "notes") : json::array()) o << "> note: " << me(str(n)) << "\n";
-        o << "\n| metric | A | B | delta | ratio B/A |\n|---|---:|---:|---:|---:|\n";
-        for (const auto &r : at(cmp, "metrics").is_array() ? at(cmp, "metrics") : json::array()) {
-            std::string m = str(r, "metric");
-            if (m.find('.') != std::string::npos && m.rfind("rtf_stage.", 0) != 0 && m != "starvation.count") continue;
-            o << "| " << me(m) << " | " << fmt(num(r, "a")) << " | " << fmt(num(r, "b")) << " | " << fmt(num(r, "delta")) << " | "
-              << fmt(num(r, "ratio")) << " |\n";
-        }
-        o << "\n";
+    if (!array_at(c, "leverage").empty()) leverage_table(o, array_at(c, "leverage"));
+    const json &s = at(c, "summary");
+    bool devices = false;
+    if (s.is_object())
+        for (auto it = s.begin(); it != s.end(); ++it)
+            if (it.key().rfind("device.", 0) == 0) {
+                o << "- " << me(it.key()) << ": median " << fmt(num(it.value(), "median")) << "\n";
+                devices = true;
+            }
+    if (devices) o << "\n";
+    if (const json *r = run_with_record(c)) o << "#### Run detail\n\n" << run_markdown(run_view(*r));
+    o << "Knobs: " << (at(c, "knobs").is_object() && !at(c, "knobs").empty() ? "" : "(defaults)");
+    if (at(c, "knobs").is_object())
+        for (auto it = at(c, "knobs").begin(); it != at(c, "knobs").end(); ++it)
+            o << "`" << md_code(it.key() + "=" + str(it.value())) << "` ";
+    o << "\n\n";
+}
+
+std::string bench_doc_markdown(const json &doc, const std::string &source) {
+    std::ostringstream o;
+    const json &proto = at(doc, "protocol");
+    const int code = std::isfinite(num(doc, "exit_code")) ? static_cast<int>(num(doc, "exit_code")) : 3;
+    const std::string mode = str(doc, "mode");
+    o << "## rtfkit report — bench `" << md_code(str(doc, "workload")) << "`" << (source.empty() ? "" : " (" + me(source) + ")")
+      << "\n\n**Exit " << code << ": " << (code == 0 ? "all targets met" : code == 2 ? "a target was missed" : "incomplete or invalid")
+      << "** (0 all targets met, 2 a target missed, 3 incomplete or invalid). Mode " << me(mode)
+      << (mode == "ab" ? " (A/B interleaved)" : "") << "; " << me(str(proto, "warmup")) << " warm-up, "
+      << me(str(proto, "runs")) << " measured run(s) per config; noise floor " << fmt(num(proto, "noise_rtf"))
+      << " RTF; targets rtf <= " << target_text(proto, "rtf", 3) << ", first_audio_ms <= "
+      << target_text(proto, "first_audio_ms", 0) << ", starvation <= " << target_text(proto, "starvation", 0) << "; "
+      << me(str(doc, "created")) << "\n\n";
+    const json &machine = at(doc, "machine");
+    if (machine.is_object()) {
+        const std::string cpu = str(at(machine, "cpu"), "cpu_model");
+        o << "Machine: " << me(cpu.empty() ? "unknown CPU" : cpu) << ", " << me(str(at(machine, "cpu"), "cores"))
+          << " cores; rtfkit " << me(str(at(doc, "versions"), "rtfkit")) << ", llama.cpp "
+          << me(str(at(doc, "versions"), "llama_cpp")) << "\n\n";
     }
-    o << "### Machine\n\n" << kv_list({{"machine", at(doc, "machine")}, {"versions", at(doc, "versions")}}) << "\n";
+    summary_table(o, doc);
+    size_t i = 0;
+    for (const auto &c : array_at(doc, "configs")) config_section(o, c, i++);
+    if (at(doc, "comparison").is_object()) o << comparison_markdown(at(doc, "comparison")) << "\n";
+    o << "### Machine\n\n" << kv_list({{"machine", machine}, {"versions", at(doc, "versions")}}) << "\n";
     o << "### Protocol\n\n" << kv_list(proto);
     return o.str();
 }
 
 }  // namespace
+
+std::string comparison_markdown(const json &c) {
+    std::ostringstream o;
+    o << "### A/B comparison\n\nbaseline A: `" << md_code(str(c, "a")) << "`  \ncandidate B: `" << md_code(str(c, "b"))
+      << "`\n\n**RTF: " << me(str(c, "rtf_verdict")) << "**  \nSignificance: " << me(str(at(c, "significance"), "note"))
+      << "\n\n";
+    if (!array_at(c, "knob_diffs").empty()) {
+        o << "Knobs that differ:\n";
+        for (const auto &d : array_at(c, "knob_diffs")) o << "- `" << md_code(str(d)) << "`\n";
+        o << "\n";
+    }
+    if (!array_at(c, "notes").empty()) {
+        for (const auto &n : array_at(c, "notes")) o << "> note: " << me(str(n)) << "\n";
+        o << "\n";
+    }
+    o << "| metric | A (median) | B (median) | delta | ratio B/A |\n|---|---:|---:|---:|---:|\n";
+    for (const auto &r : array_at(c, "metrics")) {
+        const std::string m = str(r, "metric");
+        // Medians and maxima keep the table readable; the JSON has every percentile and count.
+        if (m.find(".p95") != std::string::npos || m.find(".p99") != std::string::npos ||
+            m.find(".mean") != std::string::npos || ends_with(m, ".n"))
+            continue;
+        o << "| " << me(m) << " | " << fmt(num(r, "a")) << " | " << fmt(num(r, "b")) << " | " << fmt(num(r, "delta")) << " | "
+          << fmt(num(r, "ratio")) << " |\n";
+    }
+    return o.str();
+}
 
 std::string render_markdown(const json &doc, const std::string &source) {
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);

@@ -1,7 +1,9 @@
 #pragma once
 // rtf::report — renderings of a result JSON, the one source of truth (STYLE.md): Markdown
-// for pull requests and terminals, and one self-contained HTML file with inline SVG charts.
-// Both are made from the JSON alone, so a stored result can be re-rendered at any time.
+// for pull requests and terminals, one self-contained HTML file with inline SVG charts, and
+// CSV of bench results. All are made from the JSON alone, so a stored result can be
+// re-rendered at any time, and no other layer renders: `rtf bench --md/--csv`, `rtf compare`
+// and `rtf report` all call these, so the same JSON always gives the same tables.
 //
 //   auto doc = report::read_result("r.json");            // rtf::Error(Usage) naming the file
 //   report::write_report(doc, "report.html", report::format_for_path("report.html"));
@@ -13,6 +15,13 @@
 //             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
 // Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
 // zero chunks): the report says it is absent and renders the rest.
+//
+// Markdown of a bench result: a headline (exit code, protocol, targets, machine), one summary
+// row per config (knobs, verdict, rtf median [min, max] (MAD), rtf_steady, first_audio_ms,
+// starvation, xrt, rtf_stage.<s>), then per config its targets, INVALID reasons, warnings,
+// runs, stage shares, leverage table, device duty cycles and run detail; the A/B comparison
+// (comparison_markdown); machine and protocol as key/value tables. Every string taken from
+// the JSON goes through escape.h.
 //
 // HTML contract: one file, no external resource of any kind (a Content-Security-Policy of
 // default-src 'none' enforces it), charts drawn as inline SVG by charts.h, every string from
@@ -36,6 +45,19 @@ const char *to_string(ResultKind k);
 // `source` (optional) is shown in the header, e.g. the input file name.
 std::string render_html(const nlohmann::json &doc, const std::string &source = "");
 std::string render_markdown(const nlohmann::json &doc, const std::string &source = "");
+
+// The A/B comparison section: a "comparison" object (bench/compare.h to_json, the body of
+// `rtf compare --json` and the "comparison" of an A/B bench result). Per metric the medians
+// of A and B, delta and ratio; percentiles other than the maximum, means and counts are
+// left to the JSON.
+std::string comparison_markdown(const nlohmann::json &comparison);
+
+// CSV of a bench result, one row per config (llama-bench style): label, every knob any
+// config sets as its own column, verdict, exit_code, runs_counted, rtf median/min/max/mad,
+// the medians of rtf_steady, first_audio_ms, starvation.count, xrt, bound_overlap,
+// bound_serial, pipeline_efficiency and every rtf_stage.<s>; 4 decimals, "n/a" when absent;
+// RFC 4180 quoting. rtf::Error(Usage) when `doc` is not a bench result.
+std::string render_csv(const nlohmann::json &doc);
 
 // .html/.htm -> Html, .md/.markdown -> Markdown; anything else: rtf::Error(Usage) naming `what`.
 Format format_for_path(const std::string &path, const std::string &what = "-o");

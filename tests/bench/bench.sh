@@ -79,7 +79,7 @@ rows=$(($(wc -l < "$TMP/s.csv") - 1))
 [[ $rows -eq 4 ]] || { echo "FAIL: sweep gave $rows CSV rows, want 4"; fails=$((fails+1)); }
 
 # A/B interleaved, and compare of two files
-expect_rc 0 'Comparison' -- "${SIM[@]}" --ab 'd1=1' 'd1=4' --json "$TMP/ab.json"
+expect_rc 0 'A/B comparison' -- "${SIM[@]}" --ab 'd1=1' 'd1=4' --json "$TMP/ab.json" --md "$TMP/ab.md"
 python3 -c "import json,sys; d=json.load(open('$TMP/ab.json')); assert d['mode']=='ab' and 'comparison' in d and len(d['configs'])==2" \
   || { echo "FAIL: A/B JSON"; fails=$((fails+1)); }
 expect_rc 0 'VALID' -- "${SIM[@]}" --cost llm=5ms,tts=10ms,t2w=5ms --json "$TMP/b.json"
@@ -87,6 +87,20 @@ expect_rc 0 'cannot make|no significance test' -- compare "$TMP/a.json" "$TMP/b.
 expect_rc 0 'knobs differ' -- compare "$TMP/a.json" "$TMP/mock.json"
 expect_rc 1 'cannot read' -- compare "$TMP/a.json" "$TMP/none.json"
 expect_rc 1 'row 3' -- compare "$TMP/a.json" "$TMP/b.json" --row-b 3
+
+# One Markdown renderer (src/report): `rtf bench --md` and `rtf report` of the JSON it wrote
+# are the same document (only the title differs: report names its input file), tables first.
+for r in a ab; do
+  expect_rc 0 '' -- report "$TMP/$r.json" -o "$TMP/$r-report.md"
+  n=$(grep -c '^|' "$TMP/$r.md")
+  if [[ $n -gt 10 ]] && diff <(grep '^|' "$TMP/$r.md") <(grep '^|' "$TMP/$r-report.md") >/dev/null \
+     && diff <(tail -n +2 "$TMP/$r.md") <(tail -n +2 "$TMP/$r-report.md") >/dev/null; then
+    echo "ok: bench --md and report give the same $n table rows ($r)"
+  else
+    echo "FAIL: bench --md and report differ ($r)"; diff "$TMP/$r.md" "$TMP/$r-report.md" | head -20; fails=$((fails+1))
+  fi
+done
+grep -q '^### A/B comparison' "$TMP/ab.md" || { echo "FAIL: A/B Markdown lacks the comparison"; fails=$((fails+1)); }
 
 # limits: small and fast here; the real figures come from a full run (see the issue note)
 expect_rc 0 'read GiB/s' -- limits --threads 1 --bw-mib 8 --reps 1 --matmul-size 64 --gemv 256x256 --json "$TMP/l.json"

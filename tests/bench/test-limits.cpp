@@ -8,8 +8,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <unistd.h>
-
 #include <ggml.h>
 #include <gguf.h>
 
@@ -17,6 +15,7 @@
 #include "bench/model-floors.h"
 #include "bench/peak-flops.h"
 #include "bench/roofline.h"
+#include "common/scratch-dir.h"
 #include "core/error.h"
 
 using namespace rtf::bench;
@@ -66,13 +65,12 @@ MachineRates cpu_rates(int n_threads, double read_gib_s, const std::string &type
 }  // namespace
 
 TEST(ModelFloors, LlmBytesPerTokenByHand) {
-    fs::path dir = fs::temp_directory_path() / ("rtf-limits-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    write_tiny_llm((dir / "llm.gguf").string());
+    rtf::test::ScratchDir dir("limits");
+    write_tiny_llm(dir.file("llm.gguf"));
     FloorAssumptions fa;
     fa.text_tokens_per_s = 4;
     fa.llm_kv_tokens = 512;
-    auto mc = model_costs(dir.string(), fa);
+    auto mc = model_costs(dir.dir.string(), fa);
     ASSERT_EQ(mc.stages.size(), 1u);
     const auto &c = mc.stages[0];
     EXPECT_EQ(c.stage, "llm");
@@ -92,8 +90,7 @@ TEST(ModelFloors, LlmBytesPerTokenByHand) {
     EXPECT_EQ(p.stages[0].bound, "memory");
     EXPECT_DOUBLE_EQ(p.serial_rtf, by_hand);
     EXPECT_DOUBLE_EQ(p.overlapped_rtf, by_hand);
-    fs::remove_all(dir);
-    EXPECT_THROW(model_costs((dir / "missing").string(), fa), rtf::Error);
+    EXPECT_THROW(model_costs(dir.file("missing"), fa), rtf::Error);
 }
 
 TEST(Roofline, SharedCoresBindTheOverlappedLimit) {

@@ -1,6 +1,6 @@
 // The bench protocol on the deterministic mock workload (and the simulate workload on a
 // virtual clock): verdicts, exit codes, warnings, sweeps, A/B order, compare, leverage,
-// renderings. No wall-clock assertions.
+// and that src/report renders what the protocol writes. No wall-clock assertions.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,9 +10,9 @@
 #include "bench/compare.h"
 #include "bench/leverage.h"
 #include "bench/protocol.h"
-#include "bench/render.h"
 #include "bench/workload.h"
 #include "core/error.h"
+#include "report/report.h"
 
 using namespace rtf::bench;
 
@@ -251,13 +251,25 @@ TEST(Render, CsvAndMarkdownFromJson) {
     EXPECT_EQ(doc["exit_code"], 2);
     EXPECT_TRUE(doc["machine"].contains("cpu"));
     EXPECT_TRUE(doc["versions"].contains("llama_cpp"));
-    auto csv = bench_csv(doc);
+    EXPECT_FALSE(doc["created"].get<std::string>().empty());
+    auto csv = rtf::report::render_csv(doc);
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
     EXPECT_NE(csv.find("label,rtf,verdict,exit_code"), std::string::npos) << csv;
     EXPECT_NE(csv.find("rtf=1.5,1.5,VALID,2"), std::string::npos) << csv;
-    auto md = bench_markdown(doc);
+    auto md = rtf::report::render_markdown(doc);
+    EXPECT_NE(md.find("| 1 | 1.5 | VALID (exit 2) | 1.500 ["), std::string::npos) << "summary row of config 1\n" << md;
     EXPECT_NE(md.find("TARGET MISSED"), std::string::npos);
     EXPECT_NE(md.find("Leverage"), std::string::npos);
+}
+
+TEST(Render, ComparisonMarkdownFromCompare) {
+    ProtocolConfig pc;
+    auto a = to_json(run_mock({{"rtf", "0.50"}}, pc)), b = to_json(run_mock({{"rtf", "0.40"}}, pc));
+    auto md = rtf::report::comparison_markdown(to_json(compare_results(a, b, 0.03, "a.json", "b.json")));
+    EXPECT_NE(md.find("### A/B comparison"), std::string::npos) << md;
+    EXPECT_NE(md.find("baseline A: `rtf=0.50`"), std::string::npos) << md;
+    EXPECT_NE(md.find("Knobs that differ:"), std::string::npos) << md;
+    EXPECT_NE(md.find("| rtf | 0.500 | 0.400 | -0.100 | 0.800 |"), std::string::npos) << md;
 }
 
 TEST(SimulateWorkload, VirtualClockExactAndForcedFailure) {

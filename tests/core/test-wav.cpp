@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/scratch-dir.h"
 #include "core/error.h"
 #include "core/wav.h"
 
@@ -12,10 +13,10 @@ using namespace rtf;
 namespace fs = std::filesystem;
 
 namespace {
+// One scratch folder for the process, removed at exit.
 fs::path tmp_path(const std::string &name) {
-    fs::path dir = fs::temp_directory_path() / ("rtf-test-wav-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir / name;
+    static const rtf::test::ScratchDir dir("test-wav");
+    return dir.dir / name;
 }
 }  // namespace
 

@@ -5,18 +5,14 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/scratch-dir.h"
 #include "core/error.h"
-#include "tmp-dir.h"
 #include "models/gguf/layout-check.h"
 
 using namespace rtf::gguf;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Tmp : rtf::test::TmpDir {
-    Tmp() : TmpDir("rtf-gguf-test") {}
-};
 
 // Writes `layout` (small tensors only) with gguf's own writer, data all 0.5.
 void write_small(const FileLayout &layout, const std::string &path) {
@@ -53,8 +49,8 @@ bool has(const std::vector<Problem> &ps, const std::string &kind, const std::str
 }  // namespace
 
 TEST(LayoutCheck, GoodFilePasses) {
-    Tmp t;
-    const auto p = t.path("MiniCPM-o-4_5-projector-F16.gguf");
+    rtf::test::ScratchDir t("gguf-test");
+    const auto p = t.file("MiniCPM-o-4_5-projector-F16.gguf");
     write_small(small_projector(), p);
     EXPECT_TRUE(check_layout(p).empty());
     EXPECT_NO_THROW(require_layout(p, Role::projector));
@@ -64,7 +60,7 @@ TEST(LayoutCheck, GoodFilePasses) {
 }
 
 TEST(LayoutCheck, MissingExtraShapeTypeAndKeyAreNamed) {
-    Tmp t;
+    rtf::test::ScratchDir t("gguf-test");
     auto l = small_projector();
     l.tensors.erase(l.tensors.begin() + 3);  // linear2.bias
     l.tensors[0].type = GGML_TYPE_F16;       // linear1.weight
@@ -73,7 +69,7 @@ TEST(LayoutCheck, MissingExtraShapeTypeAndKeyAreNamed) {
     extra.name = "linear3.weight";
     l.tensors.push_back(extra);
     l.kvs[0].value = std::string("llama");   // general.architecture
-    const auto p = t.path("proj-projector.gguf");
+    const auto p = t.file("proj-projector.gguf");
     write_small(l, p);
     const auto ps = check_layout(p);
     EXPECT_TRUE(has(ps, "missing_tensor", "linear2.bias"));
@@ -99,8 +95,8 @@ TEST(LayoutCheck, MissingExtraShapeTypeAndKeyAreNamed) {
 }
 
 TEST(LayoutCheck, TruncatedFileNamesTheCutTensor) {
-    Tmp t;
-    const auto p = t.path("MiniCPM-o-4_5-projector-F16.gguf");
+    rtf::test::ScratchDir t("gguf-test");
+    const auto p = t.file("MiniCPM-o-4_5-projector-F16.gguf");
     write_small(small_projector(), p);
     const auto size = fs::file_size(p);
     fs::resize_file(p, size - 100);  // cuts into linear2.bias (the last tensor)
@@ -112,8 +108,8 @@ TEST(LayoutCheck, TruncatedFileNamesTheCutTensor) {
 }
 
 TEST(LayoutCheck, NonGgufAndMissingFiles) {
-    Tmp t;
-    const auto p = t.path("encoder.gguf");
+    rtf::test::ScratchDir t("gguf-test");
+    const auto p = t.file("encoder.gguf");
     std::ofstream(p) << "this is not a model\n";
     const auto ps = check_layout(p);
     ASSERT_EQ(ps.size(), 1u);
@@ -121,14 +117,14 @@ TEST(LayoutCheck, NonGgufAndMissingFiles) {
     EXPECT_NE(ps[0].message().find("encoder.gguf"), std::string::npos);
     EXPECT_THROW(GgufFile{p}, rtf::Error);
     try {
-        check_layout(t.path("nope.gguf"));
+        check_layout(t.file("nope.gguf"));
         FAIL();
     } catch (const rtf::Error &e) {
         EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage);
         EXPECT_NE(std::string(e.what()).find("nope.gguf"), std::string::npos);
     }
     // A header cut short is a problem of the file, not a crash.
-    const auto h = t.path("hifigan2.gguf");
+    const auto h = t.file("hifigan2.gguf");
     write_small(small_projector(), h);
     fs::resize_file(h, 40);
     const auto hs = check_layout(h);
@@ -148,15 +144,15 @@ TEST(LayoutCheck, RoleFromName) {
 }
 
 TEST(LayoutCheck, InspectDirectory) {
-    Tmp t;
+    rtf::test::ScratchDir t("gguf-test");
     fs::create_directories(t.dir / "tts");
-    write_small(small_projector(), t.path("tts/MiniCPM-o-4_5-projector-F16.gguf"));
+    write_small(small_projector(), t.file("tts/MiniCPM-o-4_5-projector-F16.gguf"));
     auto r = inspect_path(t.dir.string());
     ASSERT_EQ(r.files.size(), 1u);
     EXPECT_EQ(r.files[0].role, "projector");
     EXPECT_EQ(r.n_problems(), 0u);
-    std::ofstream(t.path("tts/junk.gguf")) << "junk";
+    std::ofstream(t.file("tts/junk.gguf")) << "junk";
     r = inspect_path(t.dir.string());
     EXPECT_EQ(r.n_problems(), 1u);
-    EXPECT_THROW(inspect_path(t.path("missing-dir")), rtf::Error);
+    EXPECT_THROW(inspect_path(t.file("missing-dir")), rtf::Error);
 }

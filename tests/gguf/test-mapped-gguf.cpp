@@ -3,26 +3,20 @@
 // is read, naming the first tensor it cuts off.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <vector>
 
+#include "common/scratch-dir.h"
 #include "core/error.h"
-#include "tmp-dir.h"
 #include "models/gguf/mapped-gguf.h"
 
 using namespace rtf::gguf;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Tmp : rtf::test::TmpDir {
-    Tmp() : TmpDir("rtf-mapped-gguf-test") {}
-};
 
 // Three tensors in this order: a [4, 3] f32 (values 0..11), a [5] f16 (values 0.5 * i) and
 // a [2, 2] f32 (values 100..103); metadata: an int, a string.
@@ -65,8 +59,8 @@ bool contains(const std::string &s, const std::string &part) { return s.find(par
 }  // namespace
 
 TEST(MappedGguf, ReadsTensorDataInPlace) {
-    Tmp t;
-    const auto p = t.path("m.gguf");
+    rtf::test::ScratchDir t("mapped-gguf-test");
+    const auto p = t.file("m.gguf");
     write_file(p);
     MappedGguf f(p);
     EXPECT_EQ(f.path(), p);
@@ -91,8 +85,8 @@ TEST(MappedGguf, ReadsTensorDataInPlace) {
 }
 
 TEST(MappedGguf, CheckedAccessorsNameFileTensorFoundAndExpected) {
-    Tmp t;
-    const auto p = t.path("m.gguf");
+    rtf::test::ScratchDir t("mapped-gguf-test");
+    const auto p = t.file("m.gguf");
     write_file(p);
     MappedGguf f(p);
     auto m = setup_error([&] { f.require("nope.weight", {GGML_TYPE_F32}); });
@@ -110,8 +104,8 @@ TEST(MappedGguf, CheckedAccessorsNameFileTensorFoundAndExpected) {
 }
 
 TEST(MappedGguf, TruncatedFileNamesTheFirstCutTensor) {
-    Tmp t;
-    const auto p = t.path("m.gguf");
+    rtf::test::ScratchDir t("mapped-gguf-test");
+    const auto p = t.file("m.gguf");
     write_file(p);
     MappedGguf whole(p);
     const auto &h = whole.header();
@@ -119,7 +113,7 @@ TEST(MappedGguf, TruncatedFileNamesTheFirstCutTensor) {
     const uint64_t promised = h.expected_size();  // end of the last tensor (the file may pad past it)
     // Cut inside the f16 tensor: both it and the last tensor are cut; the first one is named.
     const uint64_t cut = h.data_offset() + h.find_tensor("b.bias")->offset + 2;
-    const auto q = t.path("short.gguf");
+    const auto q = t.file("short.gguf");
     fs::copy_file(p, q);
     fs::resize_file(q, cut);
     auto m = setup_error([&] { MappedGguf f(q); });
@@ -133,14 +127,14 @@ TEST(MappedGguf, TruncatedFileNamesTheFirstCutTensor) {
 }
 
 TEST(MappedGguf, UnusableFilesAreSetupErrorsNamingTheFile) {
-    Tmp t;
-    auto m = setup_error([&] { MappedGguf f(t.path("missing.gguf")); });
+    rtf::test::ScratchDir t("mapped-gguf-test");
+    auto m = setup_error([&] { MappedGguf f(t.file("missing.gguf")); });
     EXPECT_TRUE(contains(m, "missing.gguf")) << m;
-    const auto junk = t.path("junk.gguf");
+    const auto junk = t.file("junk.gguf");
     std::ofstream(junk) << "this is not a model\n";
     m = setup_error([&] { MappedGguf f(junk); });
     EXPECT_TRUE(contains(m, "junk.gguf") && contains(m, "not a GGUF file")) << m;
-    const auto head = t.path("head.gguf");
+    const auto head = t.file("head.gguf");
     write_file(head);
     fs::resize_file(head, 40);  // inside the header
     m = setup_error([&] { MappedGguf f(head); });

@@ -1,7 +1,5 @@
 #include "lm-fixtures.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +7,8 @@
 
 #include <ggml.h>
 #include <gguf.h>
+
+#include "common/scratch-dir.h"
 
 namespace fs = std::filesystem;
 
@@ -71,7 +71,10 @@ private:
 }  // namespace
 
 std::string temp_dir(const std::string &name) {
-    fs::path d = fs::temp_directory_path() / ("rtf-lm-test-" + std::to_string(::getpid())) / name;
+    // One scratch folder per test process, removed when the process exits (suite fixtures
+    // keep their files for the whole run); each name is a fresh subfolder of it.
+    static const rtf::test::ScratchDir root("lm-test");
+    fs::path d = root.dir / name;
     fs::remove_all(d);
     fs::create_directories(d);
     return d.string();

@@ -27,7 +27,8 @@ std::string write_tiny_tts(const std::string &dir, const TinyTtsSpec &spec);
 // tokenizer from RTF_VOCAB_DIR; returns the path.
 std::string write_tiny_qwen3(const std::string &path, unsigned seed = 3);
 
-// A fresh temporary folder for this process and name.
+// A fresh folder for `name` inside this process's scratch folder (common/scratch-dir.h),
+// which is removed when the process exits.
 std::string temp_dir(const std::string &name);
 
 }  // namespace rtf::lm::test

@@ -69,21 +69,6 @@ inline std::vector<float> white_noise(size_t n, float amplitude, unsigned seed) 
     return x;
 }
 
-// A fresh directory under the system temp dir, removed by the destructor.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::random_device rd;
-        path = std::filesystem::temp_directory_path() / ("rtf-quality-" + std::to_string(rd()));
-        std::filesystem::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string file(const std::string &name) const { return (path / name).string(); }
-};
-
 inline bool have_flite() { return std::system("command -v flite >/dev/null 2>&1") == 0; }
 
 // Renders `text` with flite's `voice` (slt, kal16) to `path` (16 kHz mono 16-bit WAV).

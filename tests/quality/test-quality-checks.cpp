@@ -9,6 +9,7 @@
 #include <limits>
 #include <numbers>
 
+#include "common/scratch-dir.h"
 #include "core/error.h"
 #include "quality/asr.h"
 #include "quality/audio-checks.h"
@@ -263,7 +264,7 @@ TEST(TokenChecks, CompareTokens) {
 }
 
 TEST(TokenChecks, TokenFileParsing) {
-    test::TempDir dir;
+    rtf::test::ScratchDir dir("quality");
     {
         std::ofstream(dir.file("ok.txt")) << "1 2\n3\t4  5\n";
         std::ofstream(dir.file("bad.txt")) << "1 2 x3\n";

@@ -10,6 +10,7 @@
 #include <limits>
 #include <numbers>
 
+#include "common/scratch-dir.h"
 #include "core/error.h"
 #include "core/wav.h"
 #include "quality/audio-checks.h"
@@ -64,17 +65,17 @@ void write_u8_wav(const std::string &path, const std::vector<float> &x, int sr) 
 }
 
 TEST(AudioFile, MissingFileIsAUsageError) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     expect_usage_error(d.file("nope.wav"), "does not exist");
 }
 
 TEST(AudioFile, DirectoryIsAUsageError) {
-    test::TempDir d;
-    expect_usage_error(d.path.string(), "directory");
+    rtf::test::ScratchDir d("quality");
+    expect_usage_error(d.dir.string(), "directory");
 }
 
 TEST(AudioFile, UnreadableFileIsAUsageError) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     write_wav(d.file("locked.wav"), sine(1000, 16000, 440, 0.3f), 16000);
     std::filesystem::permissions(d.file("locked.wav"), std::filesystem::perms::none);
     std::ifstream probe(d.file("locked.wav"));
@@ -83,20 +84,20 @@ TEST(AudioFile, UnreadableFileIsAUsageError) {
 }
 
 TEST(AudioFile, NonWavIsAUsageError) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     std::ofstream(d.file("notes.wav")) << "this is a text file, not audio\n";
     expect_usage_error(d.file("notes.wav"), "cannot read audio file");
 }
 
 TEST(AudioFile, TruncatedHeaderIsAUsageError) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     write_wav(d.file("t.wav"), sine(16000, 16000, 440, 0.3f), 16000);
     std::filesystem::resize_file(d.file("t.wav"), 30);
     expect_usage_error(d.file("t.wav"), "cannot read audio file");
 }
 
 TEST(AudioFile, TruncatedDataLoadsTheSamplesPresent) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     write_wav(d.file("t.wav"), sine(16000, 16000, 440, 0.3f), 16000);
     std::filesystem::resize_file(d.file("t.wav"), 44 + 2 * 6000 + 1);  // 6000 whole samples + half of one
     const auto a = load_mono_audio(d.file("t.wav"));
@@ -107,7 +108,7 @@ TEST(AudioFile, TruncatedDataLoadsTheSamplesPresent) {
 }
 
 TEST(AudioFile, ZeroSampleWavLoadsAndFailsTheDurationCheck) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     write_wav(d.file("empty.wav"), {}, 24000);
     const auto a = load_mono_audio(d.file("empty.wav"));
     EXPECT_EQ(a.samples.size(), 0u);
@@ -118,7 +119,7 @@ TEST(AudioFile, ZeroSampleWavLoadsAndFailsTheDurationCheck) {
 }
 
 TEST(AudioFile, EightBitPcmIsRead) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     const auto x = sine(8000, 8000, 300, 0.5f);
     write_u8_wav(d.file("u8.wav"), x, 8000);
     const auto a = load_mono_audio(d.file("u8.wav"));
@@ -129,7 +130,7 @@ TEST(AudioFile, EightBitPcmIsRead) {
 }
 
 TEST(AudioFile, StereoIsMixedDown) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     const auto l = sine(4800, 48000, 440, 0.4f);
     std::vector<float> inter(2 * l.size());
     for (size_t i = 0; i < l.size(); ++i) {
@@ -147,7 +148,7 @@ TEST(AudioFile, StereoIsMixedDown) {
 }
 
 TEST(AudioFile, Rate192kIsCheckedAndResampled) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     const auto x = test::synth_speech(2.0, 192000, 21);
     write_wav(d.file("hi.wav"), x, 192000);
     const auto a = load_mono_audio(d.file("hi.wav"));
@@ -160,7 +161,7 @@ TEST(AudioFile, Rate192kIsCheckedAndResampled) {
 }
 
 TEST(AudioFile, FloatWavKeepsNaNForTheNonFiniteCheck) {
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     auto x = test::synth_speech(1.0, 24000, 22);
     x[1234] = std::numeric_limits<float>::quiet_NaN();
     write_wav(d.file("nan.wav"), x, 24000, WavFormat::Float32);

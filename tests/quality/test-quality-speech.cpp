@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <random>
 
+#include "common/scratch-dir.h"
 #include "quality/asr.h"
 #include "quality/audio-checks.h"
 #include "quality/audio-file.h"
@@ -32,7 +33,7 @@ const char *const kSentences[] = {
 };
 
 // Renders and loads one sentence at 24 kHz.
-std::vector<float> speech(const test::TempDir &d, const std::string &voice, size_t i) {
+std::vector<float> speech(const rtf::test::ScratchDir &d, const std::string &voice, size_t i) {
     const std::string path = d.file(voice + "-" + std::to_string(i) + ".wav");
     if (!test::flite_render(voice, kSentences[i], path)) {
         ADD_FAILURE() << "flite could not render with voice " << voice << " (install Debian's flite)";
@@ -47,7 +48,7 @@ class FliteSpeech : public ::testing::TestWithParam<std::string> {};
 TEST_P(FliteSpeech, GatesPassAndPocketsphinxHearsTheWords) {
     ASSERT_TRUE(test::have_flite()) << "flite is not installed (Debian package flite)";
     if (!asr_available()) GTEST_SKIP() << "built without pocketsphinx: the WER gate reports skipped (no ASR)";
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     Asr asr(AsrConfig{});
     const QualityConfig cfg;
     int errors = 0, words = 0;
@@ -75,7 +76,7 @@ INSTANTIATE_TEST_SUITE_P(Voices, FliteSpeech, ::testing::Values("slt", "kal16"),
 
 TEST(FliteEquivalence, RerunPassesLevelChangeAndOtherUtteranceFail) {
     ASSERT_TRUE(test::have_flite());
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     const auto a = speech(d, "slt", 0), again = speech(d, "slt", 0), other = speech(d, "slt", 3);
     ASSERT_FALSE(a.empty());
     const auto same = compare_audio(again, kSr, a, kSr);
@@ -95,7 +96,7 @@ TEST(FliteEquivalence, RerunPassesLevelChangeAndOtherUtteranceFail) {
 
 TEST(FliteDegradations, LoopNoiseAndRedLine) {
     ASSERT_TRUE(test::have_flite());
-    test::TempDir d;
+    rtf::test::ScratchDir d("quality");
     const auto x = speech(d, "slt", 2);
     ASSERT_FALSE(x.empty());
     // A loop of one 80 ms frame taken from the loudest part of real speech.

@@ -321,8 +321,42 @@ TEST(Report, MarkdownContent) {
     std::string mb = render_markdown(bench);
     EXPECT_NE(mb.find("**Exit 2: a target was missed**"), std::string::npos) << mb;
     EXPECT_NE(mb.find("(**MISSED**)"), std::string::npos);
-    EXPECT_NE(mb.find("| 1 | tts | 0.430 | 1.000 (upper bound) |"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("| 1 | tts | 0.430 | 0.300 | ? | 1.000 (upper bound) |"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("| 2 | t2w | 0.430 | 0.300 | 0.150 | 0.500 | \xE2\x96\x88\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88 0.210 | 4 runtime | threads |"),
+              std::string::npos) << mb;
     EXPECT_NE(mb.find("Test CPU &lt;x86&gt;"), std::string::npos);
+    EXPECT_NE(mb.find("targets rtf <= 1.000, first_audio_ms <= off, starvation <= 0"), std::string::npos) << mb;
+    // The summary table: one row per config, knobs as columns.
+    EXPECT_NE(mb.find("| config | d1 | verdict | rtf median [min, max] (MAD) | rtf_steady | first_audio_ms | starvation | xrt |"),
+              std::string::npos) << mb;
+    EXPECT_NE(mb.find("| 0 | 1 | VALID (exit 2) | 1.200 [1.190, 1.220] (0.010) | n/a | n/a | n/a | n/a | 0.100 | 0.300 | 0.300 |"),
+              std::string::npos) << mb;
+    EXPECT_NE(mb.find("### Config 0: `1` — VALID, TARGET MISSED"), std::string::npos) << mb;
+}
+
+TEST(Report, BenchStringsAreEscapedInEveryTable) {
+    auto c = bench_config("a|b`c", 0.5);
+    std::string mb = render_markdown(bench_doc({c}));
+    EXPECT_NE(mb.find("| 0 | a\\|b\\`c | VALID (exit 0) |"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("### Config 0: `a\\|b\xE2\x80\x98" "c` — VALID, all targets met"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("| 1 | tts | 0.430 | 0.300 | ? | 1.000 (upper bound) | \xE2\x96\x88"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("overlap &lt;it&gt; |"), std::string::npos) << mb;
+}
+
+TEST(Report, Csv) {
+    auto doc = bench_doc({bench_config("1", 1.2), bench_config("x,\"y\"", 0.5)});
+    std::string csv = render_csv(doc);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "label,d1,verdict,exit_code,runs_counted,rtf_median,rtf_min,rtf_max,rtf_mad,rtf_steady,first_audio_ms,"
+              "starvation.count,xrt,bound_overlap,bound_serial,pipeline_efficiency,rtf_stage.llm,rtf_stage.t2w,rtf_stage.tts");
+    EXPECT_NE(csv.find("\n1,1,VALID,2,3,1.2000,1.1900,1.2200,0.0100,n/a,"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("\n\"x,\"\"y\"\"\",\"x,\"\"y\"\"\",VALID,0,"), std::string::npos) << csv;
+    try {
+        render_csv(speak_doc(2));
+        FAIL() << "CSV of a speak result";
+    } catch (const rtf::Error &e) {
+        EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage);
+    }
 }
 
 TEST(Report, SimulateResult) {

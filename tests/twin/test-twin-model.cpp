@@ -13,6 +13,7 @@
 #include <llama.h>
 #include <nlohmann/json.hpp>
 
+#include "common/scratch-dir.h"
 #include "core/error.h"
 #include "rtf/build-info.h"
 #include "models/gguf/layout-check.h"
@@ -61,7 +62,7 @@ Softmax softmax_stats(const float *logits, int n) {
 }  // namespace
 
 TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
-    TmpDir t("kit");
+    rtf::test::ScratchDir t("twin-kit");
     const auto r = make_kit(tiny(t.dir.string(), {gguf::all_roles.begin(), gguf::all_roles.end()}));
     const auto rep = gguf::inspect_path(t.dir.string());
     for (const auto &f : rep.files)
@@ -69,21 +70,21 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     EXPECT_EQ(rep.files.size(), 8u);
     EXPECT_EQ(rep.n_problems(), 0u);
 
-    std::ifstream in(t / "rtf-kit.json");
+    std::ifstream in(t.file("rtf-kit.json"));
     const auto j = nlohmann::json::parse(in);
     EXPECT_EQ(j.at("family"), "minicpmo45");
     EXPECT_EQ(j.at("scale"), "tiny");
     EXPECT_EQ(j.at("dims").at("flow_matching").at("n_blocks"), 2);
     ASSERT_EQ(j.at("files").size(), 8u);
     for (const auto &f : j.at("files")) {
-        const auto p = t / f.at("path").get<std::string>();
+        const auto p = t.file(f.at("path").get<std::string>());
         EXPECT_EQ(fs::file_size(p), f.at("bytes").get<uint64_t>()) << p;
     }
     // The reference runtime's layout: token2wav-gguf/ beside tts/.
-    EXPECT_TRUE(fs::exists(t / "tts/MiniCPM-o-4_5-projector-F16.gguf"));
-    EXPECT_TRUE(fs::exists(t / "tts/MiniCPM-o-4_5-tts-F16.gguf"));
-    EXPECT_TRUE(fs::exists(t / "token2wav-gguf/encoder.gguf"));
-    EXPECT_TRUE(fs::exists(t / "MiniCPM-o-4_5-F16.gguf"));
+    EXPECT_TRUE(fs::exists(t.file("tts/MiniCPM-o-4_5-projector-F16.gguf")));
+    EXPECT_TRUE(fs::exists(t.file("tts/MiniCPM-o-4_5-tts-F16.gguf")));
+    EXPECT_TRUE(fs::exists(t.file("token2wav-gguf/encoder.gguf")));
+    EXPECT_TRUE(fs::exists(t.file("MiniCPM-o-4_5-F16.gguf")));
     // Sizes equal the dry run's.
     auto o = tiny("", {gguf::all_roles.begin(), gguf::all_roles.end()});
     o.dry_run = true;
@@ -92,19 +93,19 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
 }
 
 TEST(TinyKit, SameSeedSameBytes) {
-    TmpDir a("det-a"), b("det-b"), c("det-c");
+    rtf::test::ScratchDir a("twin-det-a"), b("twin-det-b"), c("twin-det-c");
     const std::vector<Role> roles{Role::llm, Role::tts, Role::projector, Role::flow_extra};
     make_kit(tiny(a.dir.string(), roles, 7));
     make_kit(tiny(b.dir.string(), roles, 7));
     make_kit(tiny(c.dir.string(), {Role::projector}, 8));
     for (Role r : roles) {
         const auto rel = m45::file_name(r, WeightType::f16);
-        EXPECT_TRUE(same_bytes(a / rel, b / rel)) << rel;
+        EXPECT_TRUE(same_bytes(a.file(rel), b.file(rel))) << rel;
     }
     const auto proj = m45::file_name(Role::projector, WeightType::f16);
-    EXPECT_FALSE(same_bytes(a / proj, c / proj));
+    EXPECT_FALSE(same_bytes(a.file(proj), c.file(proj)));
     // As in the real bundle, the projector file holds the TTS file's projector_semantic values.
-    gguf::GgufFile p(a / proj), tts(a / m45::file_name(Role::tts, WeightType::f16));
+    gguf::GgufFile p(a.file(proj)), tts(a.file(m45::file_name(Role::tts, WeightType::f16)));
     EXPECT_EQ(read_f32(p, "linear1.weight"), read_f32(tts, "projector_semantic.linear1.weight"));
     EXPECT_EQ(read_f32(p, "linear2.bias"), read_f32(tts, "projector_semantic.linear2.bias"));
 }
@@ -116,11 +117,11 @@ void PrintTo(WeightType t, std::ostream *os) { *os << weight_type_name(t); }
 class LlmTwin : public ::testing::TestWithParam<WeightType> {};
 
 TEST_P(LlmTwin, LibllamaLoadsAndDecodesFiniteLogits) {
-    TmpDir t("llm");
+    rtf::test::ScratchDir t("twin-llm");
     auto o = tiny(t.dir.string(), {Role::llm});
     o.type = GetParam();
     make_kit(o);
-    const std::string path = t / m45::file_name(Role::llm, o.type);
+    const std::string path = t.file(m45::file_name(Role::llm, o.type));
     EXPECT_TRUE(gguf::check_layout(path).empty());
 
     llama_backend_init();
@@ -295,7 +296,7 @@ struct TtsRef {
 }  // namespace
 
 TEST(TinyKit, TtsForwardIsFiniteAndSamplesManyCodes) {
-    TmpDir t("tts");
+    rtf::test::ScratchDir t("twin-tts");
     auto o = tiny(t.dir.string(), {Role::tts, Role::projector});
     // RTF_TEST_TTS_SCALE=cpu runs the same check on the full-shape TTS (about a minute; not in CI).
     if (const char *sc = std::getenv("RTF_TEST_TTS_SCALE")) {
@@ -303,8 +304,8 @@ TEST(TinyKit, TtsForwardIsFiniteAndSamplesManyCodes) {
         o.dims = m45::dims_for_scale(o.scale);
     }
     make_kit(o);
-    gguf::GgufFile f(t / m45::file_name(Role::tts, WeightType::f16));
-    gguf::GgufFile pf(t / m45::file_name(Role::projector, WeightType::f16));
+    gguf::GgufFile f(t.file(m45::file_name(Role::tts, WeightType::f16)));
+    gguf::GgufFile pf(t.file(m45::file_name(Role::projector, WeightType::f16)));
     TtsRef m(f);
     const auto W1 = read_f32(pf, "linear1.weight"), b1 = read_f32(pf, "linear1.bias");
     const auto W2 = read_f32(pf, "linear2.weight"), b2 = read_f32(pf, "linear2.bias");
@@ -360,13 +361,13 @@ TEST(TinyKit, TtsForwardIsFiniteAndSamplesManyCodes) {
 }
 
 TEST(TinyKit, InspectNamesBrokenFiles) {
-    TmpDir t("broken");
+    rtf::test::ScratchDir t("twin-broken");
     const auto d = m45::dims_for_scale(Scale::tiny);
     // One tensor removed.
     auto enc = m45::encoder_layout(d.encoder);
     enc.tensors.erase(std::find_if(enc.tensors.begin(), enc.tensors.end(),
                                    [](const auto &x) { return x.name == "encoders.0.self_attn.linear_k.weight"; }));
-    const auto pe = t / "a/encoder.gguf";
+    const auto pe = t.file("a/encoder.gguf");
     write_layout(enc, pe, 0, "", false, {});
     auto ps = gguf::check_layout(pe);
     ASSERT_EQ(ps.size(), 1u);
@@ -376,7 +377,7 @@ TEST(TinyKit, InspectNamesBrokenFiles) {
     // One shape changed.
     auto fx = m45::flow_extra_layout(d.flow_extra);
     fx.tensors[1].ne[1] = 81;  // spk_embed_affine_layer.weight
-    const auto pf = t / "b/flow_extra.gguf";
+    const auto pf = t.file("b/flow_extra.gguf");
     write_layout(fx, pf, 0, "", false, {});
     ps = gguf::check_layout(pf);
     ASSERT_EQ(ps.size(), 1u);
@@ -384,7 +385,7 @@ TEST(TinyKit, InspectNamesBrokenFiles) {
     EXPECT_NE(ps[0].message().find("spk_embed_affine_layer.weight"), std::string::npos);
     EXPECT_NE(ps[0].message().find("[192, 81]"), std::string::npos);
     // Truncated.
-    const auto pt = t / "c/flow_extra.gguf";
+    const auto pt = t.file("c/flow_extra.gguf");
     write_layout(m45::flow_extra_layout(d.flow_extra), pt, 0, "", false, {});
     EXPECT_TRUE(gguf::check_layout(pt).empty());
     fs::resize_file(pt, fs::file_size(pt) / 2);
@@ -393,7 +394,7 @@ TEST(TinyKit, InspectNamesBrokenFiles) {
     EXPECT_EQ(ps[0].kind, "truncated");
     EXPECT_EQ(ps[0].subject, "input_embedding.weight");
     // Not GGUF.
-    const auto pn = t / "d/hifigan2.gguf";
+    const auto pn = t.file("d/hifigan2.gguf");
     fs::create_directories(t.dir / "d");
     std::ofstream(pn) << "RIFF....WAVEfmt ";
     ps = gguf::check_layout(pn);
@@ -403,12 +404,12 @@ TEST(TinyKit, InspectNamesBrokenFiles) {
 }
 
 TEST(TinyKit, LikeTwinCopiesTheHeader) {
-    TmpDir t("like");
+    rtf::test::ScratchDir t("twin-like");
     auto o = tiny(t.dir.string(), {Role::llm});
     o.type = WeightType::q4_k_m;
     make_kit(o);
-    const auto src = t / m45::file_name(Role::llm, o.type);
-    const auto dst = t / "like.gguf";
+    const auto src = t.file(m45::file_name(Role::llm, o.type));
+    const auto dst = t.file("like.gguf");
     const auto r = make_like(src, dst, 99);
     EXPECT_EQ(r.bytes, fs::file_size(src));
     EXPECT_EQ(fs::file_size(dst), fs::file_size(src));
@@ -425,5 +426,5 @@ TEST(TinyKit, LikeTwinCopiesTheHeader) {
     EXPECT_NE(read_f32(a, "blk.0.attn_q.weight"), read_f32(b, "blk.0.attn_q.weight"));
     for (float v : read_f32(b, "output.weight")) ASSERT_TRUE(std::isfinite(v));
     EXPECT_FALSE(same_bytes(src, dst));
-    EXPECT_THROW(make_like(t / "missing.gguf", t / "x.gguf", 0), Error);
+    EXPECT_THROW(make_like(t.file("missing.gguf"), t.file("x.gguf"), 0), Error);
 }

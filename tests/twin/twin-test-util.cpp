@@ -1,28 +1,15 @@
 #include "twin-test-util.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 namespace twin_test {
 
 namespace fs = std::filesystem;
-
-TmpDir::TmpDir(const std::string &tag) {
-    const char *base = std::getenv("RTF_TEST_TMP");
-    dir = fs::path(base ? base : fs::temp_directory_path().string()) /
-          ("rtf-twin-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-}
-TmpDir::~TmpDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-}
 
 bool same_bytes(const std::string &a, const std::string &b) {
     if (fs::file_size(a) != fs::file_size(b)) return false;
