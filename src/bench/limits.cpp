@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "models/backend-devices.h"
+#include "models/t2w/t2w-backend.h"
 
 namespace rtf::bench {
 
@@ -188,15 +189,8 @@ MatmulResult run_mul_mat(const std::string &device, ggml_type wtype, int n_threa
     ggml_tensor *c = ggml_mul_mat(g.ctx, a, b);
     ggml_cgraph *gf = ggml_new_graph(g.ctx);
     ggml_build_forward_expand(gf, c);
-    g.backend = ggml_backend_dev_init(dev, nullptr);
-    if (!g.backend) throw_setup("cannot initialise ggml backend device " + device);
     const bool is_cpu = ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU;
-    if (is_cpu) {
-        ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
-        auto set_threads = reinterpret_cast<ggml_backend_set_n_threads_t>(
-            ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads"));
-        if (set_threads) set_threads(g.backend, n_threads);
-    }
+    g.backend = t2w::make_backend(dev, n_threads);  // the engines' own backend set-up: the floor cannot drift from it
     g.buffer = ggml_backend_alloc_ctx_tensors(g.ctx, g.backend);
     if (!g.buffer) throw_setup("cannot allocate " + std::to_string(ggml_nbytes(a) + ggml_nbytes(b)) + " bytes on " + device);
     std::mt19937 rng(1234);

@@ -9,6 +9,7 @@
 
 #include "cli/cli-util.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/wav.h"
 #include "pipeline/cancel.h"
 #include "profile/trace.h"
@@ -16,13 +17,6 @@
 namespace rtf::cli {
 
 namespace {
-
-std::string fmt(double v, int prec = 3) {
-    if (!std::isfinite(v)) return "n/a";
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(prec) << v;
-    return s.str();
-}
 
 void write_raw_s16(const std::vector<float> &pcm) {
     std::vector<int16_t> buf(pcm.size());

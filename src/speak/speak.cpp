@@ -5,16 +5,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/elapsed.h"
 #include "core/error.h"
 #include "speak/speak-stages.h"
 
 namespace rtf::speak {
 
-namespace {
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
 
 std::unique_ptr<Engines> load_engines(SpeakConfig &cfg) {
     auto e = std::make_unique<Engines>();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "common/scratch-dir.h"
 #include "speak/knobs.h"
 
 using namespace rtf;
@@ -17,9 +18,10 @@ using namespace rtf::speak;
 
 namespace {
 std::string scratch_file(const std::string &name, const std::string &content) {
-    const auto p = std::filesystem::temp_directory_path() / ("rtf-knobs-" + std::to_string(::getpid()) + "-" + name);
+    static rtf::test::ScratchDir scratch("knobs");  // removed at exit
+    const std::string p = scratch.file(name);
     std::ofstream(p) << content;
-    return p.string();
+    return p;
 }
 std::string usage_message(const std::function<void()> &f) {
     try {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/scratch-dir.h"
 #include "speak/knobs.h"
 #include "speak/speak.h"
 #include "twin/twin.h"
@@ -20,12 +21,13 @@ namespace {
 class Speak : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        dir_ = (fs::temp_directory_path() / ("rtf-speak-kit-" + std::to_string(::getpid()))).string();
+        scratch_ = std::make_unique<rtf::test::ScratchDir>("speak-kit");
+        dir_ = scratch_->dir.string();
         twin::KitOptions o;
         o.out_dir = dir_;
         twin::make_kit(o);
     }
-    static void TearDownTestSuite() { fs::remove_all(dir_); }
+    static void TearDownTestSuite() { scratch_.reset(); }
     static speak::SpeakConfig config(const std::vector<std::pair<std::string, std::string>> &knobs) {
         speak::SpeakConfig c = speak::default_config();
         speak::apply_knobs(c, {{"models", dir_}, {"llm-threads", "1"}, {"tts-threads", "1"}, {"t2w-threads-t2m", "1"},
@@ -34,8 +36,10 @@ protected:
         speak::finalize(c);
         return c;
     }
+    static std::unique_ptr<rtf::test::ScratchDir> scratch_;
     static std::string dir_;
 };
+std::unique_ptr<rtf::test::ScratchDir> Speak::scratch_;
 std::string Speak::dir_;
 }  // namespace
 

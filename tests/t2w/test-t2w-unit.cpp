@@ -18,6 +18,7 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/t2w-stream.h"
+#include "common/scratch-dir.h"
 #include "quality/audio-checks.h"
 #include "quality/equivalence.h"
 #include "tiny-kit.h"
@@ -253,7 +254,8 @@ TEST(T2wDsp, HarmonicSourceSilentBelowThreshold) {
 class TinyKit : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        dir = (fs::temp_directory_path() / ("rtf-t2w-tiny-" + std::to_string(::getpid()))).string();
+        scratch = std::make_unique<rtf::test::ScratchDir>("t2w-tiny");
+        dir = scratch->dir.string();
         test::write_tiny_kit(dir);
         model = T2wModel::load(dir);
     }
@@ -266,8 +268,9 @@ protected:
     }
     static void TearDownTestSuite() {
         model.reset();
-        fs::remove_all(dir);
+        scratch.reset();
     }
+    static std::unique_ptr<rtf::test::ScratchDir> scratch;
     static std::string dir;
     static std::unique_ptr<T2wModel> model;
     static std::vector<int32_t> tokens(int n, unsigned seed) {
@@ -278,6 +281,7 @@ protected:
     }
 };
 std::string TinyKit::dir;
+std::unique_ptr<rtf::test::ScratchDir> TinyKit::scratch;
 std::unique_ptr<T2wModel> TinyKit::model;
 
 TEST_F(TinyKit, DimsInferredFromTensors) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/elapsed.h"
 #include "core/error.h"
 #include "models/lm/condition.h"
 #include "models/lm/llama-runtime.h"
@@ -14,7 +15,6 @@ namespace rtf::lm {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // Offset of the first byte that breaks UTF-8 (overlongs, surrogates, > U+10FFFF included), or npos.
 size_t utf8_error(std::string_view s) {

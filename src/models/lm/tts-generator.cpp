@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/elapsed.h"
 #include "core/error.h"
 #include "models/lm/condition.h"
 #include "models/lm/tts-weights.h"
@@ -12,7 +13,6 @@ namespace rtf::lm {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 }  // namespace
 
 TtsGenerator::TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions opt)

@@ -3,6 +3,8 @@
 // profiler can record them (spec §4.3 stage names: t2m.upload, t2m.compute, ...).
 #include <chrono>
 
+#include "core/elapsed.h"
+
 namespace rtf::t2w {
 
 struct PartTimes {
@@ -18,8 +20,6 @@ struct WindowTimes {
     double total_ms = 0;
 };
 
-inline double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using rtf::ms_since;  // core/elapsed.h
 
 }  // namespace rtf::t2w
