@@ -158,6 +158,12 @@ std::vector<KnobDef> make_table() {
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.llm.max_tokens); }});
     // ---- pipeline
+    t.push_back({"first-audio-priority", "", "pipeline", "",
+                 "The TTS pauses after handing on the codes of Token2Wav's first window until its audio is out (the "
+                 "first window gets every core; same math, less TTS head start)",
+                 {}, true, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.first_audio_priority = parse_switch(v, "--first-audio-priority"); },
+                 [](const SpeakConfig &c) { return c.first_audio_priority ? "true" : "false"; }});
     t.push_back({"llm-step", "", "pipeline", "tokens", "Text tokens per LLM -> TTS hand-off (reference 10)", {}, false,
                  false, false, false,
                  [](SpeakConfig &c, const std::string &v) { c.llm.llm_step = static_cast<int>(parse_int(v, "--llm-step", 1, 4096)); },

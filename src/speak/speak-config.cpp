@@ -43,6 +43,7 @@ nlohmann::json SpeakConfig::to_json() const {
     j["max_audio_s"] = max_audio_s;
     j["min_audio_s"] = min_audio_s;
     j["twin_text_rate"] = twin_text_rate;
+    j["first_audio_priority"] = first_audio_priority;
     return j;
 }
 

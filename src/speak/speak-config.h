@@ -52,6 +52,12 @@ struct SpeakConfig {
     // not the twin's arbitrary one. Tokens per second of audio; 0 = off. Real kits are
     // never capped.
     double twin_text_rate = 4.0;
+    // First-audio priority: once the TTS has handed on the codes of Token2Wav's first
+    // window, it waits until that window's PCM is out (at most first_audio_wait_max_ms),
+    // so the first window gets every core instead of sharing them with TTS decoding. Same
+    // math; costs the TTS that much head start on the second window (watch starvation).
+    bool first_audio_priority = false;
+    static constexpr double first_audio_wait_max_ms = 5000;
 
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;

@@ -107,8 +107,21 @@ void TtsStage::on_chunk(const lm::AudioChunk &c) {
     }
     item.audio_ms = 1000.0 * static_cast<double>(item.audio_tokens.size()) / kCodesPerSecond;
     if (item.last) done_ = true;
-    if (n_codes_ >= shared_.window_codes || item.last) shared_.mark(shared_.marks.window_codes);
+    const bool window_ready = n_codes_ >= shared_.window_codes || item.last;
+    if (window_ready) shared_.mark(shared_.marks.window_codes);
     out_->emit(std::move(item));
+    if (window_ready && shared_.first_audio_priority && !waited_first_) {
+        waited_first_ = true;
+        // Bounded whatever happens downstream (a failing T2W stage never raises the flag):
+        // short slices that also watch the run's cancel token, first_audio_wait_max_ms in all.
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::duration<double, std::milli>(SpeakConfig::first_audio_wait_max_ms);
+        std::unique_lock<std::mutex> lk(shared_.first_mu);
+        while (!shared_.first_pcm.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until &&
+               !(shared_.cancel && shared_.cancel->cancelled())) {
+            shared_.first_cv.wait_for(lk, std::chrono::milliseconds(20));
+        }
+    }
     if (capped) {
         shared_.enough.store(true, std::memory_order_release);
         throw CapReached{};  // stop sampling: the work size is reached
@@ -168,6 +181,7 @@ void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter 
         item.last = r.final;
         ++shared_.t2w_windows;
         out.emit(std::move(item));
+        if (!shared_.first_pcm.load(std::memory_order_relaxed)) shared_.raise_first_pcm();
     }
 }
 

@@ -17,7 +17,9 @@
 // Each stage runs on its own worker thread; SpeakShared's vectors are written by one
 // stage each and read only after run_pipeline() returned (joined).
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <memory>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "models/lm/tts-engine.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
+#include "pipeline/cancel.h"
 #include "pipeline/stage.h"
 #include "profile/clock.h"
 #include "speak/first-audio.h"
@@ -44,6 +47,20 @@ struct SpeakShared {
     int window_codes = 0;
     void mark(std::atomic<double> &m) const {
         if (clock) FirstAudioMarks::set_once(m, clock->now_ms());
+    }
+    // First-audio priority (SpeakConfig::first_audio_priority): the T2W stage raises
+    // first_pcm when its first window is done (or it stops); the TTS waits for it, bounded.
+    bool first_audio_priority = false;
+    const pipe::CancelToken *cancel = nullptr;  // the run's, if any
+    std::atomic<bool> first_pcm{false};
+    std::mutex first_mu;
+    std::condition_variable first_cv;
+    void raise_first_pcm() {
+        {
+            std::lock_guard<std::mutex> lk(first_mu);
+            first_pcm.store(true, std::memory_order_release);
+        }
+        first_cv.notify_all();
     }
 };
 
@@ -82,6 +99,7 @@ private:
     bool done_ = false;
     pipe::Emitter *out_ = nullptr;  // valid during process()
     double t_last_chunk_ = 0;
+    bool waited_first_ = false;
 };
 
 class T2wStage : public pipe::Stage {

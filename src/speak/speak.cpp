@@ -77,6 +77,8 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     // Codes Token2Wav's first window waits for (its tokens minus the lead silence); the TTS
     // hands them on as its first chunk when that is fewer than a chunk.
     shared.window_codes = std::max(1, cfg.t2w.first_window - cfg.t2w.leading_silence);
+    shared.first_audio_priority = cfg.first_audio_priority;
+    shared.cancel = cfg.pipeline.cancel;
     const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
     LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
                  !cfg.text.empty(), shared, text_cap);

@@ -134,3 +134,21 @@ TEST_F(Speak, ShortFirstWindowStartsAfterFewCodes) {
     EXPECT_EQ(r.t2w_graphs_built, 0);
     EXPECT_TRUE(chunks.back().last);
 }
+
+// --first-audio-priority changes when the TTS works, not what anyone computes: the same
+// codes and the same PCM, sample for sample, with the TTS paused during the first window.
+TEST_F(Speak, FirstAudioPriorityKeepsTheMath) {
+    auto base = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"},
+                        {"t2w-first-window", "10"}});
+    auto prio = base;
+    prio.first_audio_priority = true;
+    auto engines = speak::load_engines(base);
+    std::vector<float> a, b;
+    auto ra = speak::speak(*engines, base, [&](const pipe::Item &c) { a.insert(a.end(), c.pcm.begin(), c.pcm.end()); });
+    auto rb = speak::speak(*engines, prio, [&](const pipe::Item &c) { b.insert(b.end(), c.pcm.begin(), c.pcm.end()); });
+    EXPECT_FALSE(rb.t2w_rebuilt);  // a pipeline knob: the warm stream serves both
+    EXPECT_EQ(ra.audio_codes, rb.audio_codes);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(a, b);
+    EXPECT_TRUE(std::isfinite(rb.first_audio.t2w_first_window_ms));
+}
