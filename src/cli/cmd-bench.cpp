@@ -14,6 +14,7 @@
 #include "bench/compare.h"
 #include "bench/protocol.h"
 #include "cli/cli-util.h"
+#include "cli/history-append.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/parse.h"
@@ -39,6 +40,7 @@ struct BenchOptions {
     std::vector<std::string> ab;
     std::vector<std::string> floor;
     std::string limits_path;
+    HistoryFlags history;
     std::string sample_ms = "500";
     std::string duty_compute = "5", duty_memory = "5";
     std::string json_path, md_path, csv_path, trace_path, html_path;
@@ -168,6 +170,12 @@ int run_bench(const BenchOptions &o) {
     // output was sent there ('-').
     if (o.json_path != "-" && o.md_path != "-" && o.csv_path != "-" && o.html_path != "-") std::cout << report::render_markdown(doc);
     if (!o.json_path.empty()) write_json(doc, o.json_path);
+    {
+        std::string kit = o.models;
+        if (kit.empty() && doc.contains("configs") && !doc["configs"].empty() && doc["configs"][0].contains("knobs"))
+            kit = doc["configs"][0]["knobs"].value("models", "");
+        append_bench_history(o.history, doc, kit);
+    }
     if (!o.md_path.empty()) write_text(report::render_markdown(doc), o.md_path, "--md");
     if (!o.csv_path.empty()) write_text(report::render_csv(doc), o.csv_path, "--csv");
     if (!o.html_path.empty()) report::write_report(doc, o.html_path, report::Format::Html);
@@ -234,6 +242,7 @@ static void add_bench_command(CLI::App &app, Action &action) {
         ->default_str(o->sample_ms);
     sub->add_option("--duty-compute-pct", o->duty_compute, "Duty cycle: compute threshold, %")->default_str(o->duty_compute);
     sub->add_option("--duty-memory-pct", o->duty_memory, "Duty cycle: memory-traffic threshold, %")->default_str(o->duty_memory);
+    o->history.add_to(sub);
     sub->add_option("--json", o->json_path, "Write the result (schema rtfkit.bench/1) to FILE ('-' = stdout)");
     sub->add_option("--md", o->md_path, "Write the Markdown report to FILE");
     sub->add_option("--csv", o->csv_path, "Write one CSV row per config to FILE");

@@ -28,6 +28,7 @@ struct DemoCmd {
     std::string kit_dir;
     std::string out_dir = "rtf-demo";
     bool quiet = false;
+    HistoryFlags history;
 };
 
 std::string default_kit_dir(const std::string &scale) {
@@ -79,6 +80,7 @@ int run_demo(DemoCmd &d) {
     out.json_path = (fs::path(d.out_dir) / "demo.json").string();
     out.trace_path = (fs::path(d.out_dir) / "demo.trace.json").string();
     out.progress = !d.quiet;
+    out.history = d.history;
 
     std::cout << "loading kit " << kit << " ...\n";
     auto engines = speak::load_engines(cfg);
@@ -114,6 +116,7 @@ void add_demo_command(CLI::App &app, Action &action) {
     sub->add_option("--out-dir", d->out_dir, "Directory for demo.wav, demo.json, demo.trace.json")
         ->default_str(d->out_dir)->group("demo");
     sub->add_flag("-q,--quiet", d->quiet, "No progress lines")->group("demo");
+    d->history.add_to(sub);
     sub->callback([&action, d] { action = [d] { return run_demo(*d); }; });
 }
 

@@ -58,6 +58,7 @@ void add_speak_command(CLI::App &app, Action &action) {
     sub->add_option("--trace", c->out.trace_path, "Write a Chrome trace / Perfetto JSON timeline to FILE")
         ->group("output");
     sub->add_flag("-q,--quiet", c->quiet, "No progress line and no summary")->group("output");
+    c->out.history.add_to(sub);
     sub->callback([&action, c] { action = [c] { return run_speak(*c); }; });
 }
 

@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "core/wav.h"
 #include "pipeline/cancel.h"
+#include "speak/knobs.h"
 #include "profile/trace.h"
 
 namespace rtf::cli {
@@ -71,6 +72,7 @@ speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg
     if (wav) wav->close();
     interrupted = r.run.cancelled;
     if (!out.json_path.empty()) write_json(speak::to_json(r), out.json_path);
+    if (!r.run.cancelled) append_speak_history(out.history, speak::to_json(r), speak::knobs_json(cfg), cfg.models_dir);
     if (!out.trace_path.empty()) {
         prof::write_trace_file(prof::chrome_trace(r.run.record, &r.run.metrics.starvation), out.trace_path);
     }

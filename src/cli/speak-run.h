@@ -4,6 +4,7 @@
 // by `rtf speak` and `rtf demo`.
 #include <string>
 
+#include "cli/history-append.h"
 #include "speak/speak.h"
 
 namespace rtf::cli {
@@ -13,6 +14,7 @@ struct SpeakOutputs {
     std::string json_path;   // "" = none, "-" = stdout
     std::string trace_path;  // "" = none
     bool progress = true;    // live progress line on stderr
+    HistoryFlags history;    // a complete run is appended to the result history
 };
 
 // Runs one utterance with the engines, writing outputs as chunks arrive. The WAV stays

@@ -3,6 +3,8 @@ set -uo pipefail
 RTF=${RTF:-$1}
 TMP=$(mktemp -d "${RTF_TEST_TMP:-/tmp}/rtf-e2e.XXXXXX" 2>/dev/null || mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# results of bench/speak/demo go to a history in the test's own folder, not the user's
+export RTF_HISTORY_DB=$TMP/history.db
 fails=0
 # expect_rc <rc> <grep-pattern-in-output or ''> -- <args...>
 expect_rc() {

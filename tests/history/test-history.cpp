@@ -1,0 +1,155 @@
+// src/history: the SQLite store (append, filters, ids, the stored result), the identities
+// (machine fingerprint ignores what varies run to run; a changed kit file changes the kit
+// id), rows from bench/speak JSON, and the regression rule (noise floor, direction,
+// significance when both sides have enough runs).
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/scratch-dir.h"
+#include "core/error.h"
+#include "history/history.h"
+
+using namespace rtf;
+using history::Entry;
+
+namespace {
+Entry row(const std::string &label, double rtf, std::vector<double> runs = {}) {
+    Entry e;
+    e.created = "2026-01-01T00:00:00Z";
+    e.kind = "bench";
+    e.workload = "mock";
+    e.label = label;
+    e.machine_id = "m1";
+    e.kit_id = "k1";
+    e.knobs = {{"rtf", label}};
+    e.metrics = {{"rtf", rtf}, {"xrt", 1.0 / rtf}};
+    if (runs.empty()) runs = {rtf};
+    e.runs = {{"rtf", runs}};
+    return e;
+}
+}  // namespace
+
+TEST(History, AppendListFilterAndGet) {
+    test::ScratchDir t("history");
+    history::History h(t.file("sub/h.db"));  // the folder is created
+    const auto a = h.append(row("a", 0.5), {{"whole", 1}});
+    const auto b = h.append(row("b", 0.6), {{"whole", 2}});
+    auto c = row("c", 0.7);
+    c.machine_id = "m2";
+    h.append(c, {});
+    EXPECT_LT(a, b);
+    EXPECT_EQ(h.list().size(), 3u);
+    history::Filter f;
+    f.machine_id = "m1";
+    EXPECT_EQ(h.list(f).size(), 2u);
+    f.knob = "rtf=b";
+    ASSERT_EQ(h.list(f).size(), 1u);
+    EXPECT_EQ(h.list(f)[0].id, b);
+    history::Filter lim;
+    lim.limit = 1;
+    ASSERT_EQ(h.list(lim).size(), 1u);
+    EXPECT_EQ(h.list(lim)[0].label, "c");  // the newest
+    auto got = h.get(a);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_DOUBLE_EQ(got->metrics["rtf"].get<double>(), 0.5);
+    EXPECT_EQ(h.result(b)["whole"], 2);
+    EXPECT_FALSE(h.get(999).has_value());
+    // reopening keeps everything
+    history::History again(t.file("sub/h.db"));
+    EXPECT_EQ(again.list().size(), 3u);
+    history::Filter bad;
+    bad.knob = "novalue";
+    EXPECT_THROW(h.list(bad), Error);
+}
+
+TEST(History, NotADatabaseIsASetupError) {
+    test::ScratchDir t("history");
+    std::ofstream(t.file("junk.db")) << "this is not sqlite, just text long enough to look like a header........";
+    try {
+        history::History h(t.file("junk.db"));
+        FAIL() << "opened a text file as a history";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Setup);
+        EXPECT_NE(std::string(e.what()).find("junk.db"), std::string::npos);
+    }
+}
+
+TEST(History, RegressionRule) {
+    auto base = row("base", 0.50, {0.50, 0.49, 0.51, 0.50, 0.50});
+    base.id = 1;
+    auto same = row("same", 0.51, {0.51, 0.50, 0.52, 0.51, 0.50});
+    same.id = 2;
+    auto slow = row("slow", 0.55, {0.55, 0.56, 0.55, 0.54, 0.55});  // 10 % slower
+    slow.id = 3;
+    auto c = history::check_regression(base, base, "rtf", 0.03);
+    EXPECT_FALSE(c.regression);
+    c = history::check_regression(base, same, "rtf", 0.03);
+    EXPECT_FALSE(c.regression);  // within noise
+    c = history::check_regression(base, slow, "rtf", 0.03);
+    EXPECT_TRUE(c.regression) << c.verdict;
+    EXPECT_NE(c.significance.find("Mann-Whitney"), std::string::npos);
+    c = history::check_regression(slow, base, "rtf", 0.03);
+    EXPECT_TRUE(c.improvement);
+    EXPECT_FALSE(c.regression);
+    // higher is better for xrt: the slow row's lower xrt is the regression
+    c = history::check_regression(base, slow, "xrt", 0.01);
+    EXPECT_TRUE(c.regression) << c.verdict;
+    // worse beyond the noise but not significant: overlapping runs
+    auto noisy = row("noisy", 0.56, {0.45, 0.70, 0.56, 0.40, 0.75});
+    noisy.id = 4;
+    c = history::check_regression(base, noisy, "rtf", 0.03);
+    EXPECT_FALSE(c.regression) << c.verdict;
+    EXPECT_THROW(history::check_regression(base, slow, "no_such_metric", 0.03), Error);
+    EXPECT_TRUE(history::lower_is_better("first_audio_ms"));
+    EXPECT_TRUE(history::lower_is_better("rtf_stage.t2w"));
+    EXPECT_FALSE(history::lower_is_better("pipeline_efficiency"));
+}
+
+TEST(History, IdentitiesAndRows) {
+    nlohmann::json m = {{"cpu", {{"cpu_model", "X"}, {"cores", 2}, {"pus", 2}}},
+                        {"memory_bytes", 100},
+                        {"hostname", "a"},
+                        {"backend", {{"devices", {{{"name", "CPU"}, {"memory_free_bytes", 5}}}}}}};
+    auto m2 = m;
+    m2["hostname"] = "b";
+    m2["backend"]["devices"][0]["memory_free_bytes"] = 7;
+    EXPECT_EQ(history::machine_id(m), history::machine_id(m2));
+    m2["cpu"]["cores"] = 4;
+    EXPECT_NE(history::machine_id(m), history::machine_id(m2));
+
+    test::ScratchDir t("history-kit");
+    std::ofstream(t.file("a.gguf")) << "GGUF header one";
+    const auto k1 = history::kit_id(history::kit_identity(t.dir.string()));
+    std::ofstream(t.file("a.gguf")) << "GGUF header two";
+    const auto k2 = history::kit_id(history::kit_identity(t.dir.string()));
+    EXPECT_FALSE(k1.empty());
+    EXPECT_NE(k1, k2);
+    EXPECT_TRUE(history::kit_identity("").is_null());
+
+    nlohmann::json bench = {{"workload", "mock"},
+                            {"configs",
+                             {{{"label", "A"},
+                               {"knobs", {{"rtf", "0.5"}}},
+                               {"summary", {{"rtf", {{"median", 0.5}}}, {"gone", {{"median", nullptr}}}}},
+                               {"values", {{"rtf", {0.5, 0.51, nullptr}}}}},
+                              {{"label", "B"}, {"summary", {{"rtf", {{"median", 0.6}}}}}}}}};
+    auto rows = history::entries_from_bench(bench, "");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].label, "A");
+    EXPECT_DOUBLE_EQ(rows[0].metrics["rtf"].get<double>(), 0.5);
+    EXPECT_FALSE(rows[0].metrics.contains("gone"));
+    EXPECT_EQ(rows[0].runs["rtf"].size(), 2u);
+    EXPECT_EQ(rows[1].workload, "mock");
+    EXPECT_FALSE(rows[0].machine_id.empty());
+
+    nlohmann::json speak = {{"metrics", {{"rtf", 1.5}, {"starvation", {{"count", 2}}}}},
+                            {"first_audio", {{"parts", {{"llm_prefill_ms", 100.0}, {"t2w_wait_ms", nullptr}}}}}};
+    auto s = history::entry_from_speak(speak, {{"d1", "4"}}, "");
+    EXPECT_EQ(s.kind, "speak");
+    EXPECT_DOUBLE_EQ(s.metrics["starvation.count"].get<double>(), 2);
+    EXPECT_DOUBLE_EQ(s.metrics["first_audio.llm_prefill_ms"].get<double>(), 100);
+    EXPECT_FALSE(s.metrics.contains("first_audio.t2w_wait_ms"));
+    EXPECT_EQ(s.knobs["d1"], "4");
+}
