@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/error.h"
 #include "report/bench-view.h"
 #include "report/charts.h"
 #include "report/escape.h"
@@ -407,6 +408,10 @@ std::string render_bench_doc(const json &doc, const std::string &source) {
 
 std::string render_html(const json &doc, const std::string &source) {
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);
+    if (kind == ResultKind::Tune) {
+        throw_usage((source.empty() ? std::string("result") : source) +
+                    ": a tune result renders as Markdown (-o FILE.md); its HTML page is not written yet");
+    }
     return kind == ResultKind::Bench ? render_bench_doc(doc, source) : render_run_doc(doc, kind, source);
 }
 

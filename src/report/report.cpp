@@ -17,6 +17,7 @@ ResultKind detect_kind(const json &doc, const std::string &what) {
         if (!at(doc, "configs").is_array()) throw_usage(what + ": bench result without a \"configs\" array");
         return ResultKind::Bench;
     }
+    if (schema == "rtfkit.tune/1") return ResultKind::Tune;
     if (str(doc, "command") == "simulate" && at(doc, "result").is_object()) return ResultKind::Simulate;
     if (at(doc, "metrics").is_object() && at(doc, "run").is_object()) return ResultKind::Speak;
     throw_usage(what + ": not an rtfkit result: expected the JSON of `rtf bench --json` (schema rtfkit.bench/1), "
@@ -28,6 +29,7 @@ const char *to_string(ResultKind k) {
         case ResultKind::Speak: return "speak";
         case ResultKind::Simulate: return "simulate";
         case ResultKind::Bench: return "bench";
+        case ResultKind::Tune: return "tune";
     }
     return "?";
 }

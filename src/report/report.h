@@ -35,7 +35,7 @@
 
 namespace rtf::report {
 
-enum class ResultKind { Speak, Simulate, Bench };
+enum class ResultKind { Speak, Simulate, Bench, Tune };
 enum class Format { Html, Markdown };
 
 // Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
@@ -45,6 +45,8 @@ const char *to_string(ResultKind k);
 // `source` (optional) is shown in the header, e.g. the input file name.
 std::string render_html(const nlohmann::json &doc, const std::string &source = "");
 std::string render_markdown(const nlohmann::json &doc, const std::string &source = "");
+// An `rtf tune` result (schema rtfkit.tune/1): descent, kept changes, every trial.
+std::string tune_markdown(const nlohmann::json &doc);
 
 // The A/B comparison section: a "comparison" object (bench/compare.h to_json, the body of
 // `rtf compare --json` and the "comparison" of an A/B bench result). Per metric the medians

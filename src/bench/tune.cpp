@@ -1,0 +1,277 @@
+#include "bench/tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+
+#include "core/elapsed.h"
+#include "core/error.h"
+#include "core/parse.h"
+#include "speak/knobs.h"
+
+namespace rtf::bench {
+
+namespace {
+
+double median_of(const ConfigResult &r, const std::string &metric) {
+    for (const auto &[m, s] : r.summary)
+        if (m == metric) return s.n > 0 ? s.median : std::numeric_limits<double>::quiet_NaN();
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<double> values_of(const ConfigResult &r, const std::string &metric) {
+    for (const auto &[m, v] : r.values)
+        if (m == metric) return v;
+    return {};
+}
+
+// Share of each stage in a result's time: the leverage order of the next candidates.
+double stage_share(const ConfigResult &r, const std::string &stage) {
+    if (stage.empty()) return 1.0;  // acts on the whole path
+    double sum = 0, mine = 0;
+    for (const char *s : {"llm", "tts", "t2w"}) {
+        const double v = median_of(r, std::string("rtf_stage.") + s);
+        if (!std::isfinite(v)) continue;
+        sum += v;
+        if (stage == s) mine = v;
+    }
+    return sum > 0 ? mine / sum : 0.0;
+}
+
+std::string fmt3(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", v);
+    return b;
+}
+
+}  // namespace
+
+TuneCandidate TuneCandidate::parse(const std::string &text, const std::string &what) {
+    // LAYER:KEY=VALUE[:STAGE]
+    const auto c1 = text.find(':');
+    const auto eq = text.find('=', c1 == std::string::npos ? 0 : c1);
+    if (c1 == std::string::npos || eq == std::string::npos) {
+        throw_usage(what + ": '" + text + "' is not LAYER:KEY=VALUE[:STAGE] (LAYER 0-4 or placement|types|pipeline|runtime|operators)");
+    }
+    TuneCandidate c;
+    const std::string layer = trim(text.substr(0, c1));
+    c.layer = -1;
+    for (int i = 0; i < kTuneLayerCount; ++i)
+        if (layer == kTuneLayers[i] || layer == std::to_string(i)) c.layer = i;
+    if (c.layer < 0) throw_usage(what + ": layer '" + layer + "' is not 0-4 or placement|types|pipeline|runtime|operators");
+    c.knob = trim(text.substr(c1 + 1, eq - c1 - 1));
+    std::string rest = text.substr(eq + 1);
+    const auto c2 = rest.rfind(':');
+    if (c2 != std::string::npos) {
+        c.stage = trim(rest.substr(c2 + 1));
+        rest = rest.substr(0, c2);
+        if (c.stage != "llm" && c.stage != "tts" && c.stage != "t2w" && !c.stage.empty())
+            throw_usage(what + ": stage '" + c.stage + "' is not llm, tts or t2w");
+    }
+    c.value = trim(rest);
+    if (c.knob.empty()) throw_usage(what + ": '" + text + "' has an empty knob name");
+    return c;
+}
+
+void TuneConfig::validate() const {
+    pc.validate();
+    if (pc.runs < ProtocolConfig::kMinRuns) {
+        throw_usage("--runs: a tuner trial needs >= " + std::to_string(ProtocolConfig::kMinRuns) + " runs per side, got " +
+                    std::to_string(pc.runs));
+    }
+    if (!(budget_s > 0)) throw_usage("--budget: must be > 0");
+    if (!(target_rtf >= 0)) throw_usage("--target-rtf: must be >= 0 (0 = no target)");
+}
+
+TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCandidate> candidates, const TuneConfig &cfg,
+                const TuneProgress &progress) {
+    cfg.validate();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto say = [&](const std::string &l) {
+        if (progress) progress(l);
+    };
+    TuneResult r;
+    r.base = r.best = base;
+    ConfigResult best_result;  // the latest measurement of the current best (its A side)
+    bool have_best = false;
+    double trial_cost_s = 0;   // the largest trial so far: the estimate of the next
+    int index = 0;
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const TuneCandidate &a, const TuneCandidate &b) { return a.layer < b.layer; });
+
+    for (int layer = 0; layer < kTuneLayerCount; ++layer) {
+        std::vector<TuneCandidate> todo;
+        for (const auto &c : candidates)
+            if (c.layer == layer) todo.push_back(c);
+        while (!todo.empty()) {
+            // leverage order: the candidate whose stage takes the largest share of the best's time
+            if (have_best) {
+                std::stable_sort(todo.begin(), todo.end(), [&](const TuneCandidate &a, const TuneCandidate &b) {
+                    return stage_share(best_result, a.stage) > stage_share(best_result, b.stage);
+                });
+            }
+            TuneCandidate c = todo.front();
+            todo.erase(todo.begin());
+            if (const std::string *cur = find_knob(r.best, c.knob); cur && *cur == c.value) continue;  // no change
+            TuneTrial t;
+            t.index = index++;
+            t.cand = c;
+            const std::string name = std::string(kTuneLayers[c.layer]) + " " + c.knob + "=" + c.value;
+            const double spent = ms_since(t0) / 1000.0;
+            if (c.changes_math && !cfg.allow_math) {
+                t.verdict = "skipped (changes the math)";
+                t.reason = "changes the output: needs --allow-math-changes";
+            } else if (cfg.target_rtf > 0 && std::isfinite(r.best_rtf) && r.best_rtf <= cfg.target_rtf) {
+                t.verdict = "skipped (target reached)";
+                t.reason = "best RTF " + fmt3(r.best_rtf) + " <= target " + fmt3(cfg.target_rtf);
+            } else if (spent + trial_cost_s > cfg.budget_s) {
+                t.verdict = "skipped (budget)";
+                char b[128];
+                std::snprintf(b, sizeof b, "a trial costs ~%.0f s, %.0f s of the %.0f s budget left", trial_cost_s,
+                              std::max(0.0, cfg.budget_s - spent), cfg.budget_s);
+                t.reason = b;
+            } else {
+                say("trial " + std::to_string(t.index + 1) + ": " + name + " vs the current best ...");
+                const auto tt = std::chrono::steady_clock::now();
+                try {
+                    Knobs b = r.best;
+                    set_knob(b, c.knob, c.value);
+                    AbResult ab = run_ab(info, Knobs{}, r.best, b, cfg.pc, nullptr);
+                    t.a_rtf = median_of(ab.a, "rtf");
+                    t.b_rtf = median_of(ab.b, "rtf");
+                    t.delta = t.b_rtf - t.a_rtf;
+                    if (!have_best) {
+                        r.base_rtf = r.best_rtf = t.a_rtf;
+                        r.descent.push_back({"baseline", t.a_rtf});
+                    } else {
+                        r.best_rtf = t.a_rtf;  // re-measured in this pair: drift hits both alike
+                    }
+                    best_result = ab.a;
+                    have_best = true;
+                    const auto test = mann_whitney_u(values_of(ab.a, "rtf"), values_of(ab.b, "rtf"));
+                    if (!ab.a.verdict.valid) {
+                        t.verdict = "failed";
+                        t.reason = "the current best did not give a VALID result: " +
+                                   (ab.a.verdict.reasons.empty() ? std::string("?") : ab.a.verdict.reasons.front());
+                    } else if (!ab.b.verdict.valid) {
+                        t.verdict = "failed gate";
+                        t.reason = ab.b.verdict.reasons.empty() ? "INVALID" : ab.b.verdict.reasons.front();
+                    } else if (!std::isfinite(t.delta) || t.delta >= cfg.pc.noise) {
+                        t.verdict = "slower";
+                        t.reason = "median RTF " + fmt3(t.a_rtf) + " -> " + fmt3(t.b_rtf);
+                    } else if (t.delta > -cfg.pc.noise) {
+                        t.verdict = "within noise";
+                        t.reason = "|delta| " + fmt3(std::fabs(t.delta)) + " < noise " + fmt3(cfg.pc.noise);
+                    } else if (test.possible && !test.significant) {
+                        t.verdict = "not significant";
+                        t.reason = test.note;
+                    } else {
+                        t.verdict = "kept";
+                        t.reason = "median RTF " + fmt3(t.a_rtf) + " -> " + fmt3(t.b_rtf) +
+                                   (test.possible ? " (" + test.note + ")" : " (beyond the noise floor; too few runs for a test)");
+                        r.best = b;
+                        set_knob(r.changes, c.knob, c.value);
+                        r.best_rtf = t.b_rtf;
+                        best_result = ab.b;
+                        r.descent.push_back({c.knob + "=" + c.value, t.b_rtf});
+                        if (c.changes_math) r.fidelity_unverified = true;
+                    }
+                } catch (const std::exception &e) {
+                    t.verdict = "failed";
+                    t.reason = e.what();
+                }
+                t.wall_s = ms_since(tt) / 1000.0;
+                trial_cost_s = std::max(trial_cost_s, t.wall_s);
+                say("  " + t.verdict + ": " + t.reason);
+            }
+            r.trials.push_back(t);
+        }
+    }
+    r.wall_s = ms_since(t0) / 1000.0;
+    if (cfg.target_rtf > 0 && std::isfinite(r.best_rtf) && r.best_rtf <= cfg.target_rtf) {
+        r.stop_reason = "target reached (" + fmt3(r.best_rtf) + " <= " + fmt3(cfg.target_rtf) + ")";
+    } else {
+        bool budget = false;
+        for (const auto &t : r.trials) budget |= t.verdict == "skipped (budget)";
+        r.stop_reason = budget ? "budget spent (trials skipped)" : "no candidate left";
+    }
+    return r;
+}
+
+std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
+    std::vector<TuneCandidate> v;
+    auto add = [&](int layer, const std::string &knob, const std::string &value, const std::string &stage) {
+        const speak::KnobDef *k = speak::find_knob(knob);
+        if (!k) return;  // not a knob of this build: never invent one
+        if (const std::string *cur = find_knob(base, knob); cur && *cur == value) return;
+        v.push_back({layer, knob, value, stage, k->changes_math});
+    };
+    // 0 placement: fewer threads per stage (2 stages sharing 2 cores slow each other), CPU sets
+    for (int th : {1, std::max(1, n_cpus / 2)}) {
+        add(0, "llm-threads", std::to_string(th), "llm");
+        add(0, "tts-threads", std::to_string(th), "tts");
+        add(0, "t2w-threads-voc", std::to_string(th), "t2w");
+        add(0, "t2w-threads-t2m", std::to_string(th), "t2w");
+    }
+    if (n_cpus >= 2) {
+        add(0, "tts-cpus", "0", "tts");
+        add(0, "t2w-cpus", std::to_string(n_cpus - 1), "t2w");
+    }
+    // 1 types
+    add(1, "t2w-type-t2m", "bf16", "t2w");
+    add(1, "t2w-type-t2m", "f16", "t2w");
+    add(1, "t2w-type-voc", "f16", "t2w");
+    add(1, "llm-kv-type", "q8_0", "llm");
+    add(1, "tts-kv-type", "q8_0", "tts");
+    // 2 pipeline
+    add(2, "d1", "4", "");
+    add(2, "d2", "2", "");
+    add(2, "schedule", "sequential", "");
+    // 3 runtime
+    add(3, "llm-fa", "on", "llm");
+    add(3, "tts-fa", "on", "tts");
+    return v;
+}
+
+nlohmann::json to_json(const TuneResult &r) {
+    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    nlohmann::json trials = nlohmann::json::array();
+    for (const auto &t : r.trials) {
+        trials.push_back({{"index", t.index},
+                          {"layer", t.cand.layer},
+                          {"layer_name", kTuneLayers[t.cand.layer]},
+                          {"knob", t.cand.knob},
+                          {"value", t.cand.value},
+                          {"stage", t.cand.stage},
+                          {"changes_math", t.cand.changes_math},
+                          {"a_rtf", num(t.a_rtf)},
+                          {"b_rtf", num(t.b_rtf)},
+                          {"delta", num(t.delta)},
+                          {"wall_s", t.wall_s},
+                          {"verdict", t.verdict},
+                          {"reason", t.reason}});
+    }
+    nlohmann::json descent = nlohmann::json::array();
+    for (const auto &[step, rtf] : r.descent) descent.push_back({{"step", step}, {"rtf", num(rtf)}});
+    return {{"schema", "rtfkit.tune/1"},
+            {"base_knobs", knobs_json(r.base)},
+            {"best_knobs", knobs_json(r.best)},
+            {"changes", knobs_json(r.changes)},
+            {"base_rtf", num(r.base_rtf)},
+            {"best_rtf", num(r.best_rtf)},
+            {"descent", descent},
+            {"trials", trials},
+            {"stop_reason", r.stop_reason},
+            {"fidelity_unverified", r.fidelity_unverified},
+            {"wall_s", r.wall_s}};
+}
+
+nlohmann::json tuned_config(const TuneResult &r) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto &[k, v] : r.changes) j[k] = v;
+    return j;
+}
+
+}  // namespace rtf::bench

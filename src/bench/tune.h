@@ -1,0 +1,99 @@
+#pragma once
+// `rtf tune`: METHOD.md's loop as one function — top-down, one variable at a time,
+// measured with the interleaved A/B protocol, keeping only verified wins.
+//
+//   TuneConfig tc;                         // runs 5 per side, noise 0.03, no budget limit
+//   auto cands = speak_candidates(base, 2);   // or hand-made ones (tests, mock workload)
+//   auto r = tune(find_workload("speak"), base, cands, tc, [](const std::string &l) { ... });
+//   write r.best_knobs as tuned.json; to_json(r) for the report
+//
+// The loop. Candidates are grouped by layer, from the top (METHOD.md §5): 0 placement
+// (devices, CPU sets, threads per stage), 1 types (KV cache, Token2Wav compute types),
+// 2 pipeline (schedule, queue depths), 3 runtime parameters (flash attention, polling),
+// 4 operators. Layer by layer, each candidate (one knob change) is measured against the
+// current best as an A/B pair (run_ab: warm-ups, then A B A B ...), in the order of its
+// stage's share of the current best's time (the leverage: a change to the bottleneck first).
+// A candidate is kept only when B is VALID (every run's quality gates passed), its median
+// RTF beats A's by more than the noise floor, and — when both sides have enough runs for
+// the Mann-Whitney U test — the difference is significant. A kept change becomes the new
+// best, and the next candidates are measured against it (the bottleneck is re-located from
+// its stage shares). A layer is finished before the next one is tried, so a knob two layers
+// down is never tried before a helpful one above it.
+// Candidates that change the math (types, flow steps, CFG) are tried only with
+// `allow_math` (an explicit opt-in) and are then reported as "fidelity not verified" when
+// kept: this tuner checks the quality gates, not the SNR against the baseline's output.
+// Stops at the target RTF, at the budget (each trial's cost is estimated from the ones
+// before; a trial that does not fit is skipped and says so), or when the candidates run out.
+// Errors: a trial whose workload throws (bad knob value) is recorded as "failed", not fatal.
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/protocol.h"
+#include "bench/workload.h"
+
+namespace rtf::bench {
+
+inline constexpr const char *kTuneLayers[] = {"placement", "types", "pipeline", "runtime", "operators"};
+inline constexpr int kTuneLayerCount = 5;
+
+struct TuneCandidate {
+    int layer = 0;               // 0..4 (kTuneLayers)
+    std::string knob, value;     // one knob change
+    std::string stage;           // the stage it acts on ("llm" | "tts" | "t2w"), "" = all
+    bool changes_math = false;
+    // "LAYER:KEY=VALUE[:STAGE]" (LAYER = index or name); throws rtf::Error(Usage) naming `what`.
+    static TuneCandidate parse(const std::string &text, const std::string &what);
+};
+
+struct TuneConfig {
+    ProtocolConfig pc;           // runs per side (>= 3), warm-up, noise floor
+    double budget_s = std::numeric_limits<double>::infinity();
+    double target_rtf = 0;       // stop when the best median RTF is <= this; 0 = never
+    bool allow_math = false;     // try candidates that change the math
+    void validate() const;
+};
+
+struct TuneTrial {
+    int index = 0;
+    TuneCandidate cand;
+    double a_rtf = std::numeric_limits<double>::quiet_NaN(), b_rtf = std::numeric_limits<double>::quiet_NaN();
+    double delta = std::numeric_limits<double>::quiet_NaN();   // b - a
+    double wall_s = 0;
+    // "kept" | "within noise" | "slower" | "failed gate" | "failed" | "not significant" |
+    // "skipped (budget)" | "skipped (changes the math)" | "skipped (target reached)"
+    std::string verdict;
+    std::string reason;
+};
+
+struct TuneResult {
+    Knobs base;                  // the starting knobs
+    Knobs best;                  // base + every kept change
+    Knobs changes;               // the kept changes alone (what tuned.json holds)
+    double base_rtf = std::numeric_limits<double>::quiet_NaN(), best_rtf = std::numeric_limits<double>::quiet_NaN();
+    std::vector<std::pair<std::string, double>> descent;  // "baseline", then each kept change -> median RTF
+    std::vector<TuneTrial> trials;
+    std::string stop_reason;
+    bool fidelity_unverified = false;  // a kept change changes the math
+    double wall_s = 0;
+};
+
+using TuneProgress = std::function<void(const std::string &line)>;
+
+TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCandidate> candidates, const TuneConfig &cfg,
+                const TuneProgress &progress = {});
+
+// The speak path's candidates on a machine with `n_cpus` CPUs, from the speak knob table's
+// names (placement: threads per stage and CPU sets; types: KV caches and Token2Wav compute
+// types; pipeline: schedule and queue depths; runtime: flash attention). Values equal to
+// `base`'s are left out.
+std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus);
+
+nlohmann::json to_json(const TuneResult &r);
+// tuned.json: {"knob": "value", ...} of the kept changes (rtf speak/bench/demo --config).
+nlohmann::json tuned_config(const TuneResult &r);
+
+}  // namespace rtf::bench

@@ -1,0 +1,124 @@
+// rtf tune: METHOD.md's loop as one command (bench/tune.h): candidates top layer first,
+// each measured against the current best with interleaved A/B runs, kept only when it
+// beats the noise floor with its quality gates passing; writes tuned.json (a knob file
+// that speak, demo and bench take with --config) and the report (Markdown, JSON).
+// Exit: 0 finished (whether or not anything was kept); 1 usage/setup error.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/tune.h"
+#include "bench/workload.h"
+#include "cli/cli-util.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/parse.h"
+#include "report/report.h"
+
+namespace rtf::cli {
+
+namespace {
+
+struct TuneOptions {
+    std::string models, workload;
+    std::vector<std::string> set, candidates;
+    std::string budget = "30m", target_rtf = "0", runs = "5", warmup = "1", noise = "0.03";
+    bool allow_math = false, list_only = false;
+    std::string out = "tuned.json", json_path, md_path;
+};
+
+// "40m", "1.5h", "90s", "500ms": a budget reads in minutes or hours too.
+double budget_seconds(const std::string &t) {
+    const std::string v = trim(t);
+    if (v.size() > 1 && v.back() == 'h') return 3600.0 * parse_double(v.substr(0, v.size() - 1), "--budget", 0, 1e6);
+    if (v.size() > 3 && v.compare(v.size() - 3, 3, "min") == 0)
+        return 60.0 * parse_double(v.substr(0, v.size() - 3), "--budget", 0, 1e8);
+    if (v.size() > 1 && v.back() == 'm' && v[v.size() - 2] != 'm')
+        return 60.0 * parse_double(v.substr(0, v.size() - 1), "--budget", 0, 1e8);
+    return parse_duration_ms(v, "--budget (e.g. 40m, 1h, 90s)") / 1000.0;
+}
+
+int run_tune(const TuneOptions &o) {
+    bench::TuneConfig tc;
+    tc.pc.runs = static_cast<int>(parse_int(o.runs, "--runs", 1, 1000));
+    tc.pc.warmup = static_cast<int>(parse_int(o.warmup, "--warmup", 0, 100));
+    tc.pc.noise = parse_double(o.noise, "--noise", 0, 100);
+    tc.pc.targets.rtf = std::numeric_limits<double>::quiet_NaN();  // a missed target is not a failed trial
+    tc.budget_s = budget_seconds(o.budget);
+    tc.target_rtf = parse_double(o.target_rtf, "--target-rtf", 0, 1000);
+    tc.allow_math = o.allow_math;
+    tc.validate();
+
+    const std::string workload = !o.workload.empty() ? o.workload : (o.models.empty() ? "" : "speak");
+    if (workload.empty()) throw_usage("--models: give a kit (the speak workload), or --workload mock|simulate with --candidate");
+    const auto &info = bench::find_workload(workload);
+    bench::Knobs base;
+    if (!o.models.empty()) bench::set_knob(base, "models", o.models);
+    for (const auto &s : o.set)
+        for (const auto &[k, v] : bench::parse_knob_list(s, "--set")) bench::set_knob(base, k, v);
+
+    std::vector<bench::TuneCandidate> cands;
+    for (const auto &c : o.candidates) cands.push_back(bench::TuneCandidate::parse(c, "--candidate"));
+    if (cands.empty()) {
+        if (workload != "speak") throw_usage("--candidate: the " + workload + " workload has no built-in candidates; give some");
+        cands = bench::speak_candidates(base, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    }
+    std::cerr << "rtf tune: workload " << workload << ", " << cands.size() << " candidate(s), " << tc.pc.runs
+              << " runs per side, noise " << tc.pc.noise << ", budget " << o.budget
+              << (tc.allow_math ? ", math-changing candidates allowed" : "") << "\n";
+    if (o.list_only) {
+        for (const auto &c : cands)
+            std::cout << bench::kTuneLayers[c.layer] << "  " << c.knob << "=" << c.value << "  stage " << (c.stage.empty() ? "all" : c.stage)
+                      << (c.changes_math ? "  (changes the math)" : "") << "\n";
+        return 0;
+    }
+    auto r = bench::tune(info, base, cands, tc, [](const std::string &l) { std::cerr << "rtf tune: " << l << "\n"; });
+    nlohmann::json doc = bench::to_json(r);
+    doc["workload"] = workload;
+    const std::string md = report::tune_markdown(doc);
+    if (o.md_path != "-" && o.json_path != "-") std::cout << md;
+    if (!o.out.empty()) {
+        write_json(bench::tuned_config(r), o.out);
+        std::cerr << "rtf tune: wrote " << o.out << " (" << r.changes.size() << " kept change(s); use it with --config)\n";
+    }
+    if (!o.json_path.empty()) write_json(doc, o.json_path);
+    if (!o.md_path.empty()) report::write_report(doc, o.md_path, report::Format::Markdown);
+    return 0;
+}
+
+}  // namespace
+
+static void add_tune_command(CLI::App &app, Action &action) {
+    auto *sub = app.add_subcommand(
+        "tune", "Tune the speak path as METHOD.md does by hand: candidates from the top layer down (placement, types, "
+                "pipeline, runtime), each measured against the current best with interleaved A/B runs and kept only "
+                "when it beats the noise floor with the quality gates passing. Writes tuned.json (use with --config)");
+    auto o = std::make_shared<TuneOptions>();
+    sub->add_option("--models", o->models, "Kit directory (the speak workload)");
+    sub->add_option("--workload", o->workload, "speak (default with --models), or mock / simulate with --candidate");
+    sub->add_option("--set", o->set, "Starting knobs KEY=VALUE[;KEY=VALUE] (repeatable), e.g. 'text=...;max-audio-s=4'");
+    sub->add_option("--candidate", o->candidates,
+                    "LAYER:KEY=VALUE[:STAGE] (repeatable; replaces the built-in speak candidates), LAYER = 0-4 or "
+                    "placement|types|pipeline|runtime|operators");
+    sub->add_option("--budget", o->budget, "Wall-time budget, e.g. 40m; a trial that would not fit is skipped")->default_str(o->budget);
+    sub->add_option("--target-rtf", o->target_rtf, "Stop once the best median RTF is at or below this (0 = no target)")
+        ->default_str(o->target_rtf);
+    sub->add_option("--runs", o->runs, "Measured runs per side of each A/B trial (>= 3; >= 4 allows a significance test)")
+        ->default_str(o->runs);
+    sub->add_option("--warmup", o->warmup, "Warm-up runs per side")->default_str(o->warmup);
+    sub->add_option("--noise", o->noise, "Noise floor, RTF: a smaller gain is not kept")->default_str(o->noise);
+    sub->add_flag("--allow-math-changes", o->allow_math,
+                  "Also try candidates that change the output (compute/KV types, flow steps): the red-line opt-in");
+    sub->add_flag("--list", o->list_only, "Print the candidates in the order of their layers and exit");
+    sub->add_option("-o,--out", o->out, "tuned.json: the kept changes as a knob file ('' = none)")->default_str(o->out);
+    sub->add_option("--json", o->json_path, "Write the tune result (every trial) as JSON ('-' = stdout)");
+    sub->add_option("--md", o->md_path, "Write the report as Markdown");
+    sub->callback([&action, o] { action = [o] { return run_tune(*o); }; });
+}
+
+RTF_COMMAND(58, add_tune_command);
+
+}  // namespace rtf::cli

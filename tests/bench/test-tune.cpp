@@ -1,0 +1,105 @@
+// bench::tune on the mock workload (exact, no real work): the planted checks of the issue —
+// a knob that helps by 10 % is kept, one that helps by 1 % is rejected as noise, a faster
+// one that fails a quality gate is rejected with that reason, a helpful knob two layers
+// down is tried only after the helpful one above it, math-changing candidates need the
+// opt-in, the budget skips what does not fit — and tuned.json round-trips through the speak
+// knob loader that `rtf speak --config` uses.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "bench/tune.h"
+#include "bench/workload.h"
+#include "common/scratch-dir.h"
+#include "core/error.h"
+#include "speak/knobs.h"
+
+using namespace rtf;
+using namespace rtf::bench;
+
+namespace {
+TuneConfig quick() {
+    TuneConfig c;
+    c.pc.runs = 5;
+    c.pc.warmup = 0;
+    c.pc.targets.rtf = std::numeric_limits<double>::quiet_NaN();
+    return c;
+}
+const TuneTrial &trial(const TuneResult &r, const std::string &knob, const std::string &value) {
+    for (const auto &t : r.trials)
+        if (t.cand.knob == knob && t.cand.value == value) return t;
+    throw std::runtime_error("no trial " + knob + "=" + value);
+}
+}  // namespace
+
+TEST(Tune, KeepsRealWinsOnlyTopLayerFirst) {
+    std::vector<TuneCandidate> c = {
+        TuneCandidate::parse("operators:rtf=0.40", "c"),     // helps, two layers below
+        TuneCandidate::parse("pipeline:rtf=0.495", "c"),     // helps by 1 %: noise (tried first: same layer, given order)
+        TuneCandidate::parse("pipeline:rtf=0.45", "c"),      // helps by 10 %
+        TuneCandidate::parse("types:quality=fail", "c"),     // "faster" but fails its gate
+    };
+    auto r = tune(find_workload("mock"), {}, c, quick());
+    EXPECT_EQ(trial(r, "rtf", "0.45").verdict, "kept");
+    EXPECT_EQ(trial(r, "rtf", "0.495").verdict, "within noise");
+    EXPECT_EQ(trial(r, "quality", "fail").verdict, "failed gate");
+    EXPECT_NE(trial(r, "quality", "fail").reason.find("quality gate"), std::string::npos);
+    EXPECT_LT(trial(r, "rtf", "0.45").index, trial(r, "rtf", "0.40").index);  // the layer above first
+    EXPECT_EQ(trial(r, "rtf", "0.40").verdict, "kept");
+    EXPECT_NEAR(r.base_rtf, 0.5, 0.01);
+    EXPECT_NEAR(r.best_rtf, 0.4, 0.01);
+    ASSERT_EQ(r.descent.size(), 3u);  // baseline, 0.45, 0.40
+    EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.40");
+    EXPECT_EQ(find_knob(r.changes, "quality"), nullptr);
+}
+
+TEST(Tune, MathChangesNeedTheOptInAndTheBudgetIsKept) {
+    auto m = TuneCandidate::parse("types:rtf=0.3", "c");
+    m.changes_math = true;
+    auto r = tune(find_workload("mock"), {}, {m}, quick());
+    EXPECT_EQ(r.trials.at(0).verdict, "skipped (changes the math)");
+    auto cfg = quick();
+    cfg.allow_math = true;
+    r = tune(find_workload("mock"), {}, {m}, cfg);
+    EXPECT_EQ(r.trials.at(0).verdict, "kept");
+    EXPECT_TRUE(r.fidelity_unverified);
+    // target reached: later candidates are skipped, and the stop reason says so
+    cfg.target_rtf = 0.35;
+    r = tune(find_workload("mock"), {}, {m, TuneCandidate::parse("pipeline:rtf=0.2", "c")}, cfg);
+    EXPECT_EQ(r.trials.at(1).verdict, "skipped (target reached)");
+    EXPECT_NE(r.stop_reason.find("target reached"), std::string::npos);
+    EXPECT_THROW(TuneCandidate::parse("nolayer=1", "c"), Error);
+    EXPECT_THROW(TuneCandidate::parse("9:rtf=1", "c"), Error);
+    auto bad = quick();
+    bad.pc.runs = 2;
+    EXPECT_THROW(tune(find_workload("mock"), {}, {}, bad), Error);
+}
+
+TEST(Tune, TunedConfigRoundTripsThroughTheSpeakLoader) {
+    TuneResult r;
+    set_knob(r.changes, "d1", "4");
+    set_knob(r.changes, "t2w-threads-voc", "1");
+    set_knob(r.changes, "t2w-type-voc", "f16");
+    test::ScratchDir t("tune");
+    const std::string path = t.file("tuned.json");
+    std::ofstream(path) << tuned_config(r).dump(2);
+    speak::SpeakConfig cfg = speak::default_config();
+    speak::apply_knob_file(cfg, path);
+    const auto j = speak::knobs_json(cfg);
+    EXPECT_EQ(j["d1"], "4");
+    EXPECT_EQ(j["t2w-threads-voc"], "1");
+    EXPECT_EQ(j["t2w-type-voc"], "f16");
+}
+
+TEST(Tune, SpeakCandidatesComeFromTheKnobTable) {
+    auto c = speak_candidates({{"t2w-type-voc", "f16"}}, 2);
+    ASSERT_FALSE(c.empty());
+    int last_layer = -1;
+    for (const auto &x : c) {
+        EXPECT_NE(speak::find_knob(x.knob), nullptr) << x.knob;
+        EXPECT_FALSE(x.knob == "t2w-type-voc" && x.value == "f16");  // already the base's
+        EXPECT_EQ(x.changes_math, speak::find_knob(x.knob)->changes_math) << x.knob;
+        EXPECT_GE(x.layer, last_layer);
+        last_layer = x.layer;
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# rtf tune end to end on the mock workload (instant): the kept change lands in tuned.json,
+# the report lists every trial; the speak candidates list comes from the knob table; bad
+# input is a clear error (exit 1).
+source "$(dirname "$0")/../e2e/lib.sh"
+expect_rc 0 'Descent' -- tune --workload mock --candidate 'pipeline:rtf=0.45' --candidate 'types:quality=fail' \
+  --candidate 'runtime:rtf=0.445' --warmup 0 -o "$TMP/tuned.json" --json "$TMP/tune.json" --md "$TMP/tune.md"
+python3 - "$TMP/tuned.json" "$TMP/tune.json" "$TMP/tune.md" <<'PY' && echo "ok: tune outputs" || { echo "FAIL: tune outputs"; fails=$((fails+1)); }
+import json, sys
+assert json.load(open(sys.argv[1])) == {"rtf": "0.45"}
+j = json.load(open(sys.argv[2]))
+v = {t["knob"] + "=" + t["value"]: t["verdict"] for t in j["trials"]}
+assert v == {"quality=fail": "failed gate", "rtf=0.45": "kept", "rtf=0.445": "within noise"}, v
+assert [d["step"] for d in j["descent"]] == ["baseline", "rtf=0.45"]
+md = open(sys.argv[3]).read()
+assert "failed gate" in md and "within noise" in md
+PY
+KIT=$TMP/kit
+"$RTF" twin --family minicpmo45 --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
+expect_rc 0 'placement +t2w-threads-voc=1' -- tune --models "$KIT" --list
+expect_rc 0 'changes the math' -- tune --models "$KIT" --list
+expect_rc 1 'is not LAYER:KEY=VALUE' -- tune --workload mock --candidate 'rtf0.4'
+expect_rc 1 'no built-in candidates' -- tune --workload mock
+expect_rc 1 'runs per side' -- tune --workload mock --candidate 'pipeline:rtf=0.4' --runs 2
+expect_rc 1 'budget' -- tune --workload mock --candidate 'pipeline:rtf=0.4' --budget soon
+finish
