@@ -213,10 +213,11 @@ TEST(PipelineVirtual, ProfilerRunTimeSwitchOff) {
     EXPECT_EQ(r.metrics.stages[2].item_ms.n, 0u);
 }
 
-// Real clock, wait-type costs: pipelined rtf_steady within 5 % of max(a,b,c)/chunk (a
-// median, robust to a late wake-up); lockstep rtf_steady and sequential rtf near
-// (a+b+c)/chunk. Those add up three sleeps per chunk, each of which may overshoot on a
-// loaded machine, so they get 10 % upward and nothing downward (a run cannot be faster).
+// Real clock, wait-type costs: pipelined rtf_steady near max(a,b,c)/chunk, lockstep
+// rtf_steady and sequential rtf near (a+b+c)/chunk. Sleeps only overshoot, and on a loaded
+// machine (a 2-core CI box building in parallel) a median 40 ms sleep was seen 2 ms late,
+// so every check gets 10 % upward and nothing downward (a run cannot be faster); the
+// pipelined bound (0.22) stays far below the serial figure (0.35) it must not reach.
 TEST(PipelineRealClock, WaitCostsGiveTheExpectedRtf) {
     const double a = 10, b = 40, c = 20, chunk = 200;
     auto run = [&](Schedule s) {
@@ -227,7 +228,8 @@ TEST(PipelineRealClock, WaitCostsGiveTheExpectedRtf) {
     };
     const double overlap = b / chunk, serial = (a + b + c) / chunk;
     RunResult p = run(Schedule::pipelined);
-    EXPECT_NEAR(p.metrics.rtf_steady, overlap, 0.05 * overlap);
+    EXPECT_GE(p.metrics.rtf_steady, overlap * 0.999);
+    EXPECT_LE(p.metrics.rtf_steady, overlap * 1.10);
     RunResult l = run(Schedule::lockstep);
     EXPECT_GE(l.metrics.rtf_steady, serial * 0.999);
     EXPECT_LE(l.metrics.rtf_steady, serial * 1.10);
