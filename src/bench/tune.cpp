@@ -144,7 +144,7 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
                     t.delta = t.b_rtf - t.a_rtf;
                     if (!have_best) {
                         r.base_rtf = r.best_rtf = t.a_rtf;
-                        r.descent.push_back({"baseline", t.a_rtf});
+                        r.descent.push_back({"baseline", t.a_rtf, t.a_rtf, 1.0, 1.0});
                     } else {
                         r.best_rtf = t.a_rtf;  // re-measured in this pair: drift hits both alike
                     }
@@ -175,7 +175,8 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
                         set_knob(r.changes, c.knob, c.value);
                         r.best_rtf = t.b_rtf;
                         best_result = ab.b;
-                        r.descent.push_back({c.knob + "=" + c.value, t.b_rtf});
+                        r.gain *= t.b_rtf / t.a_rtf;
+                        r.descent.push_back({c.knob + "=" + c.value, t.a_rtf, t.b_rtf, t.b_rtf / t.a_rtf, r.gain});
                         if (c.changes_math) r.fidelity_unverified = true;
                     }
                 } catch (const std::exception &e) {
@@ -206,6 +207,8 @@ std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
         const speak::KnobDef *k = speak::find_knob(knob);
         if (!k) return;  // not a knob of this build: never invent one
         if (const std::string *cur = find_knob(base, knob); cur && *cur == value) return;
+        for (const auto &c : v)
+            if (c.knob == knob && c.value == value) return;  // e.g. n_cpus / 2 == 1 on 2 CPUs
         v.push_back({layer, knob, value, stage, k->changes_math});
     };
     // 0 placement: fewer threads per stage (2 stages sharing 2 cores slow each other), CPU sets
@@ -254,13 +257,18 @@ nlohmann::json to_json(const TuneResult &r) {
                           {"reason", t.reason}});
     }
     nlohmann::json descent = nlohmann::json::array();
-    for (const auto &[step, rtf] : r.descent) descent.push_back({{"step", step}, {"rtf", num(rtf)}});
+    for (const auto &d : r.descent) {
+        descent.push_back({{"step", d.step}, {"a_rtf", num(d.a_rtf)}, {"b_rtf", num(d.b_rtf)}, {"ratio", num(d.ratio)},
+                           {"cumulative", num(d.cumulative)}, {"rtf_estimate", num(r.base_rtf * d.cumulative)}});
+    }
     return {{"schema", "rtfkit.tune/1"},
             {"base_knobs", knobs_json(r.base)},
             {"best_knobs", knobs_json(r.best)},
             {"changes", knobs_json(r.changes)},
             {"base_rtf", num(r.base_rtf)},
             {"best_rtf", num(r.best_rtf)},
+            {"gain", num(r.gain)},
+            {"best_rtf_estimate", num(r.base_rtf * r.gain)},
             {"descent", descent},
             {"trials", trials},
             {"stop_reason", r.stop_reason},

@@ -73,8 +73,17 @@ struct TuneResult {
     Knobs base;                  // the starting knobs
     Knobs best;                  // base + every kept change
     Knobs changes;               // the kept changes alone (what tuned.json holds)
-    double base_rtf = std::numeric_limits<double>::quiet_NaN(), best_rtf = std::numeric_limits<double>::quiet_NaN();
-    std::vector<std::pair<std::string, double>> descent;  // "baseline", then each kept change -> median RTF
+    // Absolute RTFs measured minutes apart drift on a shared machine (35 % seen on the CI
+    // box), so the descent is the chain of in-pair ratios: each kept step's B/A from the
+    // same interleaved pair, and their product as the gain over the baseline.
+    double base_rtf = std::numeric_limits<double>::quiet_NaN();  // the first pair's A side
+    double best_rtf = std::numeric_limits<double>::quiet_NaN();  // the last pair's side holding the best
+    double gain = 1.0;                                         // product of the kept steps' B/A
+    struct Step {
+        std::string step;   // "baseline" or the kept change
+        double a_rtf, b_rtf, ratio, cumulative;
+    };
+    std::vector<Step> descent;
     std::vector<TuneTrial> trials;
     std::string stop_reason;
     bool fidelity_unverified = false;  // a kept change changes the math

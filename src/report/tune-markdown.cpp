@@ -13,14 +13,20 @@ std::string tune_markdown(const json &doc) {
     std::ostringstream o;
     auto me = [](const std::string &s) { return md_escape(s); };
     o << "## rtfkit tune\n\n";
-    o << "Baseline RTF **" << fmt(num(doc, "base_rtf")) << "**, best found **" << fmt(num(doc, "best_rtf")) << "** — "
-      << me(str(doc, "stop_reason")) << " (" << fmt(num(doc, "wall_s"), 0) << " s).\n\n";
+    o << "Baseline RTF **" << fmt(num(doc, "base_rtf")) << "**; the kept changes together: x" << fmt(num(doc, "gain"))
+      << " (best ~ **" << fmt(num(doc, "best_rtf_estimate")) << "**) — " << me(str(doc, "stop_reason")) << " ("
+      << fmt(num(doc, "wall_s"), 0) << " s). Each ratio comes from one interleaved pair; absolute RTFs of trials "
+      << "minutes apart drift, so confirm the tuned config with `rtf bench --ab` (>= 5 runs each).\n\n";
     if (at(doc, "fidelity_unverified").is_boolean() && at(doc, "fidelity_unverified").get<bool>()) {
         o << "**Fidelity not verified:** a kept change alters the math (a type, flow steps or CFG); the quality gates "
              "passed, the output was not scored against the baseline's.\n\n";
     }
-    o << "### Descent\n\n| step | median RTF |\n|---|---:|\n";
-    for (const auto &d : at(doc, "descent")) o << "| " << me(str(d, "step")) << " | " << fmt(num(d, "rtf")) << " |\n";
+    o << "### Descent\n\n| step | A (best so far) | B (with the step) | B/A | cumulative | RTF estimate |\n"
+         "|---|---:|---:|---:|---:|---:|\n";
+    for (const auto &d : at(doc, "descent")) {
+        o << "| " << me(str(d, "step")) << " | " << fmt(num(d, "a_rtf")) << " | " << fmt(num(d, "b_rtf")) << " | "
+          << fmt(num(d, "ratio")) << " | " << fmt(num(d, "cumulative")) << " | " << fmt(num(d, "rtf_estimate")) << " |\n";
+    }
     o << "\n### Kept changes (tuned.json)\n\n";
     const json &ch = at(doc, "changes");
     if (!is_nonempty(ch)) {

@@ -5,6 +5,7 @@
 // opt-in, the budget skips what does not fit — and tuned.json round-trips through the speak
 // knob loader that `rtf speak --config` uses.
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -49,6 +50,8 @@ TEST(Tune, KeepsRealWinsOnlyTopLayerFirst) {
     EXPECT_NEAR(r.base_rtf, 0.5, 0.01);
     EXPECT_NEAR(r.best_rtf, 0.4, 0.01);
     ASSERT_EQ(r.descent.size(), 3u);  // baseline, 0.45, 0.40
+    EXPECT_NEAR(r.gain, 0.8, 0.01);   // 0.45/0.5 x 0.40/0.45
+    EXPECT_NEAR(r.descent[2].cumulative, r.gain, 1e-12);
     EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.40");
     EXPECT_EQ(find_knob(r.changes, "quality"), nullptr);
 }
@@ -95,7 +98,9 @@ TEST(Tune, SpeakCandidatesComeFromTheKnobTable) {
     auto c = speak_candidates({{"t2w-type-voc", "f16"}}, 2);
     ASSERT_FALSE(c.empty());
     int last_layer = -1;
+    std::set<std::string> seen;
     for (const auto &x : c) {
+        EXPECT_TRUE(seen.insert(x.knob + "=" + x.value).second) << "twice: " << x.knob << "=" << x.value;
         EXPECT_NE(speak::find_knob(x.knob), nullptr) << x.knob;
         EXPECT_FALSE(x.knob == "t2w-type-voc" && x.value == "f16");  // already the base's
         EXPECT_EQ(x.changes_math, speak::find_knob(x.knob)->changes_math) << x.knob;
