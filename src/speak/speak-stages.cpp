@@ -88,6 +88,11 @@ TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, 
     tts_.begin_utterance();
 }
 
+TtsStage::~TtsStage() {
+    tts_.set_observer({});
+    tts_.set_first_chunk_codes(0);
+}
+
 void TtsStage::on_chunk(const lm::AudioChunk &c) {
     if (done_) throw CapReached{};
     pipe::Item item;

@@ -86,6 +86,8 @@ public:
     // the first hand-off (0 = the engine's chunk size), so that Token2Wav's first window
     // (shared.window_codes codes) need not wait for a whole second of codes.
     TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared, int first_chunk_codes = 0);
+    // Detaches its observer from the engine, which outlives the stage (engines are reused).
+    ~TtsStage() override;
     void process(pipe::Item &&in, pipe::Emitter &out) override;
     void finish(pipe::Emitter &out) override;
 
