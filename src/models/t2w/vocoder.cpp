@@ -17,14 +17,15 @@ using clock_type = std::chrono::steady_clock;
 using ops::conv1d_tc;
 
 namespace {
-constexpr int kMaxNodes = 8192;
+constexpr size_t kMaxNodes = 8192;  // the first length's decoder graph; later ones are sized by it
 const int kDilations[3] = {1, 3, 5};
 }  // namespace
 
 // The two graphs of one input length. Their activations live in the Vocoder's two shared
 // allocators (one length runs at a time), so a length costs only its graph metadata.
 struct Vocoder::Shape {
-    Graph f0g{256}, dec{kMaxNodes};
+    explicit Shape(size_t dec_nodes) : dec(dec_nodes) {}
+    Graph f0g{256}, dec;
     ggml_tensor *f0_in = nullptr, *f0_out = nullptr;
     ggml_tensor *in = nullptr, *sin_ = nullptr, *re = nullptr, *im = nullptr;
     int64_t F = 0;
@@ -107,7 +108,7 @@ Vocoder::Shape &Vocoder::shape(int T) {
     if (T < 2) throw_runtime("t2w: vocoder needs at least 2 mel frames, got " + std::to_string(T));
     const GgufWeights &w = m_.hift();
     const HiftDims &hd = m_.hift_dims();
-    auto sh = std::make_unique<Shape>();
+    auto sh = std::make_unique<Shape>(dec_nodes_);
     {  // graph 1: F0 predictor
         ggml_context *ctx = sh->f0g.ctx;
         sh->f0_in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, T, kMelBins);
@@ -169,6 +170,9 @@ Vocoder::Shape &Vocoder::shape(int T) {
         ggml_build_forward_expand(sh->dec.gf, sh->re);
         ggml_build_forward_expand(sh->dec.gf, sh->im);
     }
+    // Every length has the same topology: size the next ones' metadata by this one's
+    // tensor count (a few hundred KiB each instead of 8192 tensors' worth, ~3.5 MiB).
+    dec_nodes_ = ggml_used_mem(sh->dec.ctx) / ggml_tensor_overhead() + 64;
     ++graphs_built_;
     return *shapes_.emplace(T, std::move(sh)).first->second;
 }

@@ -61,6 +61,7 @@ private:
     ggml_gallocr_t f0_alloc_ = nullptr, dec_alloc_ = nullptr;  // shared by every length
     Shape *bound_f0_ = nullptr, *bound_dec_ = nullptr;          // the length placed in each
     int64_t graphs_built_ = 0;
+    size_t dec_nodes_ = 8192;  // metadata capacity of a decoder graph (set from the first one built)
     std::vector<float> harm_w_;
     float harm_b_ = 0;
 };
