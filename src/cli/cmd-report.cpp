@@ -32,7 +32,7 @@ int run_report(const ReportOptions &o) {
 void add_report_command(CLI::App &app, Action &action) {
     auto o = std::make_shared<ReportOptions>();
     auto *sub = app.add_subcommand(
-        "report", "Render a result JSON (rtf speak/simulate/bench --json) as a self-contained HTML page with charts "
+        "report", "Render a result JSON (rtf speak/simulate/bench/tune --json; tune renders as Markdown only) as a self-contained HTML page with charts "
                   "or as Markdown.\nExample: rtf report bench.json -o report.html");
     sub->add_option("RESULT", o->input, "Result JSON written by rtf speak, rtf simulate or rtf bench with --json")
         ->required();

@@ -373,7 +373,10 @@ bool lower_is_better(const std::string &m) {
 Check check_regression(const Entry &baseline, const Entry &candidate, const std::string &metric, double noise) {
     for (const Entry *e : {&baseline, &candidate}) {
         if (!e->metrics.contains(metric) || !e->metrics[metric].is_number()) {
-            throw_usage("history: result #" + std::to_string(e->id) + " has no metric '" + metric + "'");
+            std::string have;
+            for (auto it = e->metrics.begin(); it != e->metrics.end() && have.size() < 300; ++it)
+                have += (have.empty() ? "" : ", ") + it.key();
+            throw_usage("--metric: result #" + std::to_string(e->id) + " has no metric '" + metric + "'; it has: " + have);
         }
     }
     if (!(noise >= 0)) throw_usage("--noise: must be >= 0");
