@@ -20,12 +20,8 @@ namespace rtf::cli {
 namespace {
 
 void write_raw_s16(const std::vector<float> &pcm) {
-    std::vector<int16_t> buf(pcm.size());
-    for (size_t i = 0; i < pcm.size(); ++i) {
-        float v = std::isfinite(pcm[i]) ? std::max(-1.0f, std::min(1.0f, pcm[i])) : 0.0f;
-        buf[i] = static_cast<int16_t>(v * 32767.0f);
-    }
-    std::fwrite(buf.data(), sizeof(int16_t), buf.size(), stdout);
+    const std::string bytes = to_s16le(pcm);
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
     std::fflush(stdout);
 }
 

@@ -2,6 +2,10 @@
 
 #include <sndfile.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "core/error.h"
 
 namespace rtf {
@@ -91,6 +95,36 @@ void write_wav(const std::string &path, const std::vector<float> &mono, int samp
     WavWriter w(path, sample_rate, 1, format);
     w.write(mono);
     w.close();
+}
+
+std::string to_s16le(const float *samples, size_t n_samples) {
+    std::string out(n_samples * 2, '\0');
+    for (size_t i = 0; i < n_samples; ++i) {
+        const float v = std::isfinite(samples[i]) ? std::max(-1.0f, std::min(1.0f, samples[i])) : 0.0f;
+        const auto s = static_cast<uint16_t>(static_cast<int16_t>(std::lrint(v * 32767.0f)));
+        out[2 * i] = static_cast<char>(s & 0xff);
+        out[2 * i + 1] = static_cast<char>(s >> 8);
+    }
+    return out;
+}
+
+std::string wav_stream_header(int sample_rate, int channels) {
+    std::string h;
+    auto u32 = [&](uint32_t v) { for (int b = 0; b < 4; ++b) h.push_back(static_cast<char>((v >> (8 * b)) & 0xff)); };
+    auto u16 = [&](uint16_t v) { for (int b = 0; b < 2; ++b) h.push_back(static_cast<char>((v >> (8 * b)) & 0xff)); };
+    h += "RIFF";
+    u32(0xFFFFFFFFu);
+    h += "WAVEfmt ";
+    u32(16);
+    u16(1);  // PCM
+    u16(static_cast<uint16_t>(channels));
+    u32(static_cast<uint32_t>(sample_rate));
+    u32(static_cast<uint32_t>(sample_rate * channels * 2));
+    u16(static_cast<uint16_t>(channels * 2));
+    u16(16);
+    h += "data";
+    u32(0xFFFFFFFFu);
+    return h;
 }
 
 }  // namespace rtf

@@ -51,6 +51,17 @@ struct WavData {
 // libsndfile's reason for unreadable, truncated or non-audio files.
 WavData read_wav(const std::string &path);
 
+// 16-bit little-endian PCM of float samples, as the WAV writer stores them: clipped to
+// [-1, 1], scaled by 32767 and rounded (libsndfile's normalised conversion); NaN/Inf -> 0.
+// So raw PCM on stdout, a server's stream and a WAV file of one run hold the same samples.
+std::string to_s16le(const float *samples, size_t n_samples);
+inline std::string to_s16le(const std::vector<float> &s) { return to_s16le(s.data(), s.size()); }
+
+// A 44-byte RIFF/WAVE header for 16-bit PCM whose length is not known yet (a stream):
+// the RIFF and data sizes are 0xFFFFFFFF, which players and libsndfile read as "until the
+// end of the stream".
+std::string wav_stream_header(int sample_rate, int channels = 1);
+
 // Convenience: writes mono float samples as a 16-bit (default) or float WAV.
 void write_wav(const std::string &path, const std::vector<float> &mono, int sample_rate,
                WavFormat format = WavFormat::Pcm16);

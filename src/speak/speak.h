@@ -39,15 +39,17 @@ struct Engines {
     Kit kit;
     std::unique_ptr<lm::LlmEngine> llm;
     std::unique_ptr<lm::TtsEngine> tts;
-    std::unique_ptr<t2w::T2wModel> t2w;
+    std::shared_ptr<const t2w::T2wModel> t2w;  // read-only after load: engine sets may share one
     std::unique_ptr<t2w::T2wStream> t2w_stream;
     double load_ms_llm = 0, load_ms_tts = 0, load_ms_t2w = 0;
     double warm_ms_t2w = 0;  // building (and first-touching) the stream's graphs, within load_ms_t2w
 };
 
 // Resolves and checks the kit, fills the model paths into `cfg`, loads the three engines
-// and warms the Token2Wav stream for cfg.t2w.
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg);
+// and warms the Token2Wav stream for cfg.t2w. `shared_t2w`: another engine set's
+// Token2Wav model to build this set's stream on (a server's slots share one copy of the
+// weights; each slot keeps its own stream, LLM and TTS contexts); null = load one.
+std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w = nullptr);
 
 struct SpeakResult {
     pipe::RunResult run;             // metrics + per-chunk record (profile/metrics.h)

@@ -1,0 +1,90 @@
+// rtf serve: the speak path as a streaming HTTP server (serve/server.h), models loaded
+// once, up to --max-streams utterances at a time. Ctrl-C / SIGTERM stop it cleanly:
+// running streams are cancelled, their clients see an incomplete body.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/speak-options.h"
+#include "core/error.h"
+#include "core/parse.h"
+#include "pipeline/cancel.h"
+#include "serve/server.h"
+#include "speak/kit.h"
+
+namespace rtf::cli {
+
+namespace {
+
+struct ServeCmd {
+    SpeakOptions opts;
+    serve::ServeConfig sc;
+    std::string models;
+    std::string queue_timeout = "30s";
+    bool quiet = false;
+};
+
+int run_serve(ServeCmd &o) {
+    if (o.models.empty()) throw_usage("--models: give the kit directory to serve");
+    o.sc.queue_timeout_ms = parse_duration_ms(o.queue_timeout, "--queue-timeout");
+    o.sc.validate();
+    speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
+    cfg.models_dir = o.models;
+    const speak::Kit kit = speak::resolve_kit(o.models);
+    // A twin never ends its turn on its own: give its utterances a fixed length unless the
+    // user chose one (as rtf demo does).
+    if (kit.is_twin && cfg.max_audio_s == 0) speak::apply_knobs(cfg, {{"max-audio-s", "6"}, {"min-audio-s", "6"}});
+    std::cerr << "loading " << o.sc.max_streams << " engine set(s) from " << o.models << " ...\n";
+    serve::Server srv(o.sc, cfg, [](const std::string &line) { std::cerr << "  " << line << "\n"; });
+    srv.quiet = o.quiet;
+    const int port = srv.bind();
+    std::cerr << "rtf serve: listening on http://" << o.sc.host << ":" << port << "  (" << o.sc.max_streams
+              << " stream(s), queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
+              << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  GET /v1/knobs  GET /health  GET /metrics\n";
+    pipe::CancelToken stop;
+    pipe::SigintGuard guard(stop);
+    std::thread server([&] { srv.run(); });
+    while (!stop.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::cerr << "rtf serve: stopping (running streams are cancelled)\n";
+    srv.stop();
+    server.join();
+    return 0;
+}
+
+void add_serve_command(CLI::App &app, Action &action) {
+    auto o = std::make_shared<ServeCmd>();
+    auto *sub = app.add_subcommand(
+        "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM or SSE), "
+                 "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), GET /health, "
+                 "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once. "
+                 "Binds 127.0.0.1 unless --host says otherwise. docs/serve.md has the contract");
+    sub->add_option("--models", o->models, "Kit directory (real GGUF files or a twin)")->required()->group("serve");
+    sub->add_option("--host", o->sc.host, "Address to bind")->default_str(o->sc.host)->group("serve");
+    sub->add_option("--port", o->sc.port, "Port (0 = any free port; see --port-file)")->default_val(o->sc.port)->group("serve");
+    sub->add_option("--port-file", o->sc.port_file, "Write the bound port to FILE once listening")->group("serve");
+    sub->add_option("--max-streams", o->sc.max_streams,
+                    "Utterances spoken at once; each is an engine set (LLM + TTS contexts, Token2Wav stream; the "
+                    "Token2Wav weights are shared)")
+        ->default_val(o->sc.max_streams)->group("serve");
+    sub->add_option("--max-queue", o->sc.max_queue, "Requests that may wait for a stream; beyond: 429 + Retry-After")
+        ->default_val(o->sc.max_queue)->group("serve");
+    sub->add_option("--queue-timeout", o->queue_timeout, "Longest wait in the queue; then 503 + Retry-After (e.g. 30s, 500ms)")
+        ->default_str(o->queue_timeout)->group("serve");
+    sub->add_option("--max-input-chars", o->sc.max_input_chars, "Longest input/prompt/text accepted (characters)")
+        ->default_val(o->sc.max_input_chars)->group("serve");
+    sub->add_option("--write-timeout", o->sc.write_timeout_s, "A client that reads nothing for this many seconds is dropped "
+                                                              "and its stream cancelled")
+        ->default_val(o->sc.write_timeout_s)->group("serve");
+    sub->add_flag("-q,--quiet", o->quiet, "No per-request log lines")->group("serve");
+    // The speak knobs are the server's defaults; /v1/speak may change the per-utterance ones.
+    add_speak_options(sub, o->opts, KnobSet::speak_no_input);
+    sub->callback([&action, o] { action = [o] { return run_serve(*o); }; });
+}
+
+}  // namespace
+
+RTF_COMMAND(25, add_serve_command);
+
+}  // namespace rtf::cli

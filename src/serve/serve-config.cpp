@@ -1,0 +1,40 @@
+#include "serve/serve-config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace rtf::serve {
+
+void ServeConfig::validate() const {
+    if (host.empty()) throw_usage("--host: give an address to bind (e.g. 127.0.0.1)");
+    if (port < 0 || port > 65535) throw_usage("--port: must be in [0, 65535] (0 = any free port)");
+    if (max_streams < 1 || max_streams > 64) throw_usage("--max-streams: must be in [1, 64] (each is an engine set)");
+    if (max_queue < 0 || max_queue > 1024) throw_usage("--max-queue: must be in [0, 1024]");
+    if (!(queue_timeout_ms >= 0 && queue_timeout_ms <= 600000))
+        throw_usage("--queue-timeout: must be in [0, 600000] ms");
+    if (max_input_chars < 1 || max_input_chars > 1000000) throw_usage("--max-input-chars: must be in [1, 1000000]");
+    if (max_body_bytes < 1024 || max_body_bytes > (64u << 20)) throw_usage("--max-body: must be in [1 KiB, 64 MiB]");
+    if (!(read_timeout_s > 0 && read_timeout_s <= 600)) throw_usage("--read-timeout: must be in (0, 600] s");
+    if (!(write_timeout_s > 0 && write_timeout_s <= 600)) throw_usage("--write-timeout: must be in (0, 600] s");
+    if (keep_alive_s < 1 || keep_alive_s > 60) throw_usage("--keep-alive: must be in [1, 60] s");
+    if (spare_threads < 1 || spare_threads > 64) throw_usage("spare_threads: must be in [1, 64]");
+    if (runs_kept < 1 || runs_kept > 100000) throw_usage("--runs-kept: must be in [1, 100000]");
+}
+
+nlohmann::json ServeConfig::to_json() const {
+    return {{"host", host},
+            {"port", port},
+            {"max_streams", max_streams},
+            {"max_queue", max_queue},
+            {"queue_timeout_ms", queue_timeout_ms},
+            {"max_input_chars", max_input_chars},
+            {"max_body_bytes", max_body_bytes},
+            {"read_timeout_s", read_timeout_s},
+            {"write_timeout_s", write_timeout_s},
+            {"keep_alive_s", keep_alive_s},
+            {"worker_threads", worker_threads()},
+            {"runs_kept", runs_kept}};
+}
+
+}  // namespace rtf::serve

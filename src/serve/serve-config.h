@@ -1,0 +1,40 @@
+#pragma once
+// ServeConfig — how `rtf serve` listens and admits streams (the speak knobs of its
+// utterances are a speak::SpeakConfig beside it).
+//
+// Capacity model (this version): `max_streams` slots, each a full engine set (LLM and TTS
+// contexts, a warm Token2Wav stream; the Token2Wav weights are shared), so up to
+// max_streams utterances run at once, each on its own pipeline. A request finding every
+// slot busy waits in a queue of at most `max_queue` requests for at most
+// `queue_timeout_ms`; a full queue answers 429 at once and a wait that runs out answers
+// 503, both with Retry-After. Nothing waits unbounded: the HTTP worker pool is sized so
+// that every admitted or queued request has a thread and `spare_threads` remain for
+// /health and /metrics.
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rtf::serve {
+
+struct ServeConfig {
+    std::string host = "127.0.0.1";
+    int port = 8080;                  // 0 = any free port (printed, and written to port_file)
+    std::string port_file;            // "" = none; the bound port, once listening (scripts, tests)
+    int max_streams = 1;              // concurrent utterances = engine slots loaded
+    int max_queue = 4;                // requests that may wait for a slot
+    double queue_timeout_ms = 30000;  // a queued request's longest wait -> 503
+    int max_input_chars = 4096;       // OpenAI's limit for `input`
+    size_t max_body_bytes = 1 << 20;  // larger bodies -> 413
+    double read_timeout_s = 10;       // a client that sends its request slower -> dropped
+    double write_timeout_s = 10;      // a reader that stops reading this long -> stream cancelled
+    int keep_alive_s = 2;             // idle keep-alive connections hold a worker: keep it short
+    int spare_threads = 4;            // workers beyond max_streams + max_queue
+    int runs_kept = 64;               // GET /v1/runs/ID keeps this many results
+
+    // Throws rtf::Error(Usage) naming the flag.
+    void validate() const;
+    int worker_threads() const { return max_streams + max_queue + spare_threads; }
+    nlohmann::json to_json() const;
+};
+
+}  // namespace rtf::serve

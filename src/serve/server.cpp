@@ -1,0 +1,343 @@
+#include "serve/server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/format.h"
+#include "core/wav.h"
+#include "serve/base64.h"
+#include "speak/knobs.h"
+
+namespace rtf::serve {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string sse_data(const json &j) { return "data: " + j.dump() + "\n\n"; }
+std::string sse_event(const std::string &event, const json &j) { return "event: " + event + "\n" + sse_data(j); }
+
+}  // namespace
+
+struct Server::Stream {
+    int64_t id = 0;
+    SpeechRequest req;
+    std::unique_ptr<AdmissionGate::Lease> lease;
+    pipe::CancelToken cancel;
+    Clock::time_point t_arrival;
+    double queue_wait_ms = 0;
+    bool ran = false;
+};
+
+Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<void(const std::string &)> &progress)
+    : cfg_(std::move(cfg)), base_(std::move(base)), gate_(cfg_.max_streams, cfg_.max_queue) {
+    cfg_.validate();
+    // An utterance's own input replaces this placeholder; the engines need a valid config.
+    base_.prompt.clear();
+    base_.text_file.clear();
+    base_.text = "Hello.";
+    speak::finalize(base_);
+    for (int i = 0; i < cfg_.max_streams; ++i) {
+        const auto t0 = Clock::now();
+        speak::SpeakConfig c = base_;
+        slots_.push_back(speak::load_engines(c, i == 0 ? nullptr : slots_.front()->t2w));
+        if (i == 0) base_ = c;  // model paths and load-time derivations filled in
+        if (progress)
+            progress("slot " + std::to_string(i + 1) + "/" + std::to_string(cfg_.max_streams) + " loaded in " +
+                     fmt(ms_between(t0, Clock::now()) / 1000.0, 1) + " s");
+    }
+    gate_.on_change([this](int active, int queued) { metrics_.set_streams(active, queued, cfg_.max_streams); });
+    metrics_.set_streams(0, 0, cfg_.max_streams);
+
+    http_ = std::make_unique<httplib::Server>();
+    auto &h = *http_;
+    const size_t workers = static_cast<size_t>(cfg_.worker_threads());
+    h.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+    h.set_payload_max_length(cfg_.max_body_bytes);
+    h.set_read_timeout(std::chrono::duration<double>(cfg_.read_timeout_s));
+    h.set_write_timeout(std::chrono::duration<double>(cfg_.write_timeout_s));
+    h.set_keep_alive_timeout(cfg_.keep_alive_s);
+
+    h.Post("/v1/audio/speech", [this](const httplib::Request &q, httplib::Response &s) { handle_speech(q, s, true); });
+    h.Post("/v1/speak", [this](const httplib::Request &q, httplib::Response &s) { handle_speech(q, s, false); });
+    h.Get("/health", [this](const httplib::Request &, httplib::Response &s) {
+        const bool ok = !stopping_;
+        json j = {{"status", ok ? "ok" : "stopping"},
+                  {"streams_active", gate_.active()},
+                  {"streams_queued", gate_.queued()},
+                  {"max_streams", cfg_.max_streams},
+                  {"max_queue", cfg_.max_queue},
+                  {"kit", slots_.front()->kit.dir},
+                  {"twin", slots_.front()->kit.is_twin}};
+        s.status = ok ? 200 : 503;
+        s.set_content(j.dump(), "application/json");
+        metrics_.request("health", s.status);
+    });
+    h.Get("/metrics", [this](const httplib::Request &, httplib::Response &s) {
+        s.set_content(metrics_.render(), "text/plain; version=0.0.4; charset=utf-8");
+        metrics_.request("metrics", 200);
+    });
+    h.Get("/v1/knobs", [this](const httplib::Request &, httplib::Response &s) {
+        json j = {{"request_knobs", request_knob_names(base_)}, {"server_knobs", speak::knobs_json(base_)}};
+        s.set_content(j.dump(2), "application/json");
+        metrics_.request("knobs", 200);
+    });
+    h.Get(R"(/v1/runs/(\d{1,18}))", [this](const httplib::Request &q, httplib::Response &s) {
+        const int64_t id = std::stoll(q.matches[1].str());
+        std::lock_guard<std::mutex> l(mu_);
+        auto it = runs_.find(id);
+        if (it == runs_.end()) {
+            reply_error(s, 404, "not_found", "id", "no finished run " + std::to_string(id) + " (the server keeps the last " +
+                                                       std::to_string(cfg_.runs_kept) + ")");
+        } else {
+            s.set_content(it->second.dump(), "application/json");
+        }
+        metrics_.request("runs", s.status);
+    });
+    h.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request &q, httplib::Response &s) {
+        if (!s.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
+        std::string msg = s.status == 404 ? "no route " + q.method + " " + q.path +
+                                                " (POST /v1/audio/speech, POST /v1/speak, GET /v1/runs/ID, GET /v1/knobs, GET /health, GET /metrics)"
+                        : s.status == 413 ? "request body larger than " + std::to_string(cfg_.max_body_bytes) + " bytes"
+                                          : "HTTP " + std::to_string(s.status);
+        json j = {{"error", {{"message", msg}, {"type", s.status == 404 ? "not_found" : "invalid_request_error"}}}};
+        s.set_content(j.dump(), "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+    }));
+    h.set_exception_handler([this](const httplib::Request &, httplib::Response &s, std::exception_ptr ep) {
+        std::string msg = "internal error";
+        try {
+            if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception &e) {
+            msg = e.what();
+        } catch (...) {
+        }
+        reply_error(s, 500, "server_error", "", msg);
+    });
+}
+
+Server::~Server() {
+    stop();
+}
+
+int Server::bind() {
+    int port = cfg_.port;
+    if (port == 0) {
+        port = http_->bind_to_any_port(cfg_.host);
+        if (port < 0) throw_setup("rtf serve: cannot bind " + cfg_.host + " (any port)");
+    } else if (!http_->bind_to_port(cfg_.host, port)) {
+        throw_setup("rtf serve: cannot bind " + cfg_.host + ":" + std::to_string(port) +
+                    " (in use, or not an address of this machine; --port 0 picks a free one)");
+    }
+    cfg_.port = port;
+    if (!cfg_.port_file.empty()) {
+        std::ofstream f(cfg_.port_file);
+        f << port << "\n";
+        if (!f) throw_setup("rtf serve: cannot write --port-file " + cfg_.port_file);
+    }
+    return port;
+}
+
+void Server::run() { http_->listen_after_bind(); }
+
+void Server::stop() {
+    if (stopping_.exchange(true)) return;
+    gate_.close();
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        for (auto *c : active_) c->cancel();
+    }
+    if (http_) http_->stop();
+}
+
+void Server::reply_error(httplib::Response &res, int status, const std::string &type, const std::string &field,
+                         const std::string &message) {
+    json e = {{"message", message}, {"type", type}};
+    if (!field.empty()) e["field"] = field;
+    res.status = status;
+    res.set_content(json{{"error", e}}.dump(), "application/json");
+}
+
+void Server::keep_run(int64_t id, json result) {
+    std::lock_guard<std::mutex> l(mu_);
+    runs_[id] = std::move(result);
+    run_order_.push_back(id);
+    while (static_cast<int>(run_order_.size()) > cfg_.runs_kept) {
+        runs_.erase(run_order_.front());
+        run_order_.pop_front();
+    }
+}
+
+void Server::handle_speech(const httplib::Request &req, httplib::Response &res, bool openai) {
+    const auto t_arrival = Clock::now();
+    const std::string ep = openai ? "speech" : "speak";
+    auto refuse = [&](int status, const std::string &type, const std::string &field, const std::string &msg) {
+        reply_error(res, status, type, field, msg);
+        metrics_.request(ep, status);
+        if (!quiet) {
+            std::lock_guard<std::mutex> l(log_mu_);
+            std::fprintf(stderr, "[serve] %s %d %s\n", ep.c_str(), status, msg.c_str());
+        }
+    };
+    if (stopping_) {
+        res.set_header("Retry-After", "5");
+        return refuse(503, "unavailable", "", "the server is stopping");
+    }
+    SpeechRequest sr;
+    try {
+        sr = openai ? parse_openai_speech(req.body, base_, cfg_.max_input_chars)
+                    : parse_speak_request(req.body, base_, cfg_.max_input_chars);
+    } catch (const RequestError &e) {
+        return refuse(400, "invalid_request_error", e.field(), e.what());
+    }
+    auto ticket = gate_.acquire(cfg_.queue_timeout_ms);
+    if (ticket.outcome != Admission::Admitted) {
+        // Retry when a slot is likely free: the mean stream length, at least a second.
+        const double mean_s = stream_s_.load();
+        res.set_header("Retry-After", std::to_string(std::max(1, static_cast<int>(std::ceil(mean_s)))));
+        metrics_.rejected(to_string(ticket.outcome));
+        if (ticket.outcome == Admission::QueueFull)
+            return refuse(429, "rate_limit_exceeded", "", "all " + std::to_string(cfg_.max_streams) + " streams busy and " +
+                                                               std::to_string(cfg_.max_queue) + " requests queued");
+        if (ticket.outcome == Admission::TimedOut)
+            return refuse(503, "unavailable", "", "no stream slot became free within " + fmt(cfg_.queue_timeout_ms, 0) + " ms");
+        return refuse(503, "unavailable", "", "the server is stopping");
+    }
+    auto st = std::make_shared<Stream>();
+    st->id = next_id_++;
+    st->req = std::move(sr);
+    st->lease = std::move(ticket.lease);
+    st->t_arrival = t_arrival;
+    st->queue_wait_ms = ticket.waited_ms;
+    res.set_header("X-Rtf-Run-Id", std::to_string(st->id));
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Audio-Format", "s16le; rate=" + std::to_string(t2w::T2wModel::sample_rate()) + "; channels=1");
+    const char *ct = st->req.stream == StreamFormat::Sse ? "text/event-stream"
+                     : st->req.format == AudioFormat::Wav ? "audio/wav"
+                                                          : "audio/pcm";
+    res.set_chunked_content_provider(ct, [this, st](size_t, httplib::DataSink &sink) { return run_stream(*st, sink); });
+}
+
+bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
+    if (st.ran) {  // everything was written in the first call
+        sink.done();
+        return true;
+    }
+    st.ran = true;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        active_.insert(&st.cancel);
+    }
+    if (stopping_) st.cancel.cancel();
+    const auto t_start = Clock::now();
+    speak::Engines &engines = *slots_[static_cast<size_t>(st.lease->slot())];
+    speak::SpeakConfig cfg = st.req.cfg;
+    cfg.pipeline.cancel = &st.cancel;
+    const bool sse = st.req.stream == StreamFormat::Sse, openai = st.req.endpoint == "speech";
+    const int rate = t2w::T2wModel::sample_rate();
+
+    bool client_ok = true;
+    double first_ms = -1;
+    int64_t n_chunks = 0, n_samples = 0;
+    auto write = [&](const std::string &bytes) {
+        if (!client_ok) return;
+        if (!sink.write(bytes.data(), bytes.size())) {
+            client_ok = false;  // gone or not reading within the write timeout: stop the utterance
+            st.cancel.cancel();
+        }
+    };
+    if (!sse && st.req.format == AudioFormat::Wav) write(wav_stream_header(rate, 1));
+    auto on_chunk = [&](const pipe::Item &c) {
+        if (c.pcm.empty()) return;
+        if (first_ms < 0) first_ms = ms_between(st.t_arrival, Clock::now());
+        const std::string pcm = to_s16le(c.pcm);
+        if (!sse) {
+            write(pcm);
+        } else if (openai) {
+            write(sse_data({{"type", "speech.audio.delta"}, {"audio", base64_encode(pcm)}}));
+        } else {
+            write(sse_event("audio", {{"chunk", n_chunks}, {"samples", c.pcm.size()}, {"audio", base64_encode(pcm)}}));
+        }
+        ++n_chunks;
+        n_samples += static_cast<int64_t>(c.pcm.size());
+    };
+
+    speak::SpeakResult r;
+    std::string failure;
+    try {
+        r = speak::speak(engines, cfg, on_chunk);
+    } catch (const std::exception &e) {
+        failure = e.what();
+    }
+    const bool cancelled = failure.empty() && r.run.cancelled;
+    json result = failure.empty() ? speak::to_json(r) : json{{"error", failure}};
+    result["serve"] = {{"id", st.id},
+                       {"endpoint", st.req.endpoint},
+                       {"slot", st.lease->slot()},
+                       {"queue_wait_ms", st.queue_wait_ms},
+                       {"first_audio_ms_from_request", first_ms},
+                       {"n_chunks_sent", n_chunks},
+                       {"audio_s_sent", static_cast<double>(n_samples) / rate},
+                       {"client_disconnected", !client_ok},
+                       {"cancelled", cancelled},
+                       {"failed", !failure.empty()},
+                       {"knobs", st.req.knobs},
+                       {"model", st.req.model},
+                       {"voice", st.req.voice}};
+    if (sse && client_ok) {
+        if (!failure.empty()) {
+            write(sse_event("error", {{"error", {{"message", failure}, {"type", "server_error"}}}}));
+        } else if (openai) {
+            const auto &m = result["metrics"];
+            write(sse_data({{"type", "speech.audio.done"},
+                            {"usage", {{"input_tokens", r.text_tokens.size()},
+                                       {"output_tokens", r.audio_codes.size()},
+                                       {"total_tokens", r.text_tokens.size() + r.audio_codes.size()}}},
+                            {"rtf_run_id", st.id},
+                            {"metrics", {{"rtf", m.value("rtf", 0.0)},
+                                         {"first_audio_ms", first_ms},
+                                         {"audio_s", static_cast<double>(n_samples) / rate},
+                                         {"starvation", m.value("starvation", json::object())}}}}));
+        } else {
+            write(sse_event("result", result));
+        }
+    }
+    // The histograms take first audio as the client saw it: queue wait included.
+    prof::Metrics m = r.run.metrics;
+    if (first_ms >= 0) m.first_audio_ms = first_ms;
+    metrics_.stream_done(m, cancelled || !client_ok, !failure.empty());
+    metrics_.request(st.req.endpoint, 200);
+    const double wall_s = ms_between(t_start, Clock::now()) / 1000.0;
+    stream_s_.store(0.8 * stream_s_.load() + 0.2 * wall_s);
+    keep_run(st.id, std::move(result));
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        active_.erase(&st.cancel);
+    }
+    const int slot = st.lease->slot();
+    st.lease.reset();  // the slot is free now, not when httplib drops the response
+    if (!quiet) {
+        std::lock_guard<std::mutex> l(log_mu_);
+        std::fprintf(stderr, "[serve] #%lld %s slot %d wait %.0f ms first audio %.0f ms audio %.2f s wall %.2f s%s%s\n",
+                     static_cast<long long>(st.id), st.req.endpoint.c_str(), slot, st.queue_wait_ms, first_ms,
+                     static_cast<double>(n_samples) / rate, wall_s, client_ok ? "" : " (client gone: cancelled)",
+                     failure.empty() ? "" : (" FAILED: " + failure).c_str());
+    }
+    // A failed or abandoned stream ends without the chunked terminator: the client sees
+    // an incomplete body, not a short "complete" one.
+    if (!client_ok || (!failure.empty() && !sse)) return false;
+    sink.done();
+    return true;
+}
+
+}  // namespace rtf::serve

@@ -1,0 +1,91 @@
+#pragma once
+// `rtf serve`: the speak path as a streaming HTTP server (cpp-httplib), models loaded once.
+//
+//   speak::SpeakConfig base = ...;               // the knobs every utterance starts from
+//   ServeConfig sc; sc.port = 0;
+//   Server srv(sc, base, progress);              // loads max_streams engine sets (minutes on big kits)
+//   int port = srv.bind();                       // throws rtf::Error(Setup) naming host:port
+//   std::thread t([&] { srv.run(); });           // serves until stop()
+//   ...; srv.stop(); t.join();
+//
+// Endpoints (docs/serve.md has the full contract):
+//   POST /v1/audio/speech   OpenAI-compatible (speech-request.h): chunked WAV/PCM, or SSE deltas
+//   POST /v1/speak          rtfkit's own: prompt or text + per-utterance knobs; SSE by default,
+//                           the last event is the run's full result JSON
+//   GET  /v1/runs/ID        a finished stream's result JSON (X-Rtf-Run-Id of its response)
+//   GET  /health            200 {"status":"ok",...} while serving (503 "stopping" once stop() began)
+//   GET  /metrics           Prometheus text (serve-metrics.h)
+// Audio is 24 kHz mono s16le, one write per Token2Wav window as it is made. A client that
+// disconnects or stops reading (write timeout) cancels its utterance and frees its slot.
+// A bad request gets 400 {"error":{"message","field","type"}}; over capacity 429/503 with
+// Retry-After (admission.h). Handlers never let an exception out (500 JSON instead).
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pipeline/cancel.h"
+#include "serve/admission.h"
+#include "serve/serve-config.h"
+#include "serve/serve-metrics.h"
+#include "serve/speech-request.h"
+#include "speak/speak.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+class DataSink;
+}  // namespace httplib
+
+namespace rtf::serve {
+
+class Server {
+public:
+    // Loads cfg.max_streams engine sets from `base` (the Token2Wav weights once, shared).
+    // `progress` gets one line per slot loaded. Throws rtf::Error like load_engines.
+    Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<void(const std::string &)> &progress = {});
+    ~Server();
+    Server(const Server &) = delete;
+    Server &operator=(const Server &) = delete;
+
+    int bind();   // the bound port; writes cfg.port_file
+    void run();   // blocks, serving, until stop()
+    void stop();  // thread-safe, idempotent: refuses new streams, cancels running ones, returns at once
+
+    const speak::SpeakConfig &base() const { return base_; }
+    const ServeConfig &config() const { return cfg_; }
+    bool quiet = false;  // no per-request log line on stderr
+
+private:
+    struct Stream;
+    void handle_speech(const httplib::Request &req, httplib::Response &res, bool openai);
+    bool run_stream(Stream &st, httplib::DataSink &sink);
+    void reply_error(httplib::Response &res, int status, const std::string &type, const std::string &field,
+                     const std::string &message);
+    void keep_run(int64_t id, nlohmann::json result);
+
+    ServeConfig cfg_;
+    speak::SpeakConfig base_;
+    std::vector<std::unique_ptr<speak::Engines>> slots_;
+    AdmissionGate gate_;
+    ServeMetrics metrics_;
+    std::unique_ptr<httplib::Server> http_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<int64_t> next_id_{1};
+    std::atomic<double> stream_s_{1.0};              // recent mean stream wall time (Retry-After)
+    std::mutex mu_;                                  // guards runs_, active_
+    std::map<int64_t, nlohmann::json> runs_;
+    std::deque<int64_t> run_order_;
+    std::set<pipe::CancelToken *> active_;           // the running streams' tokens (stop() trips them)
+    std::mutex log_mu_;
+};
+
+}  // namespace rtf::serve

@@ -1,0 +1,180 @@
+#include "serve/speech-request.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "speak/knobs.h"
+
+namespace rtf::serve {
+
+namespace {
+
+using nlohmann::json;
+
+// What the engines were built from: a request may not change it (speak() would run the
+// loaded engines anyway, or rebuild the Token2Wav stream for seconds).
+json engine_identity(const speak::SpeakConfig &c) {
+    return {{"models", c.models_dir}, {"llm", c.llm.to_json()}, {"tts", c.tts.to_json()}, {"t2w", c.t2w.to_json()}};
+}
+
+json parse_body(const std::string &body) {
+    if (body.empty()) throw RequestError("body", "empty; send a JSON object (Content-Type: application/json)");
+    json j;
+    try {
+        j = json::parse(body);
+    } catch (const json::parse_error &e) {
+        // nlohmann names the byte and the reason, invalid UTF-8 included
+        throw RequestError("body", std::string("not valid JSON: ") + e.what());
+    }
+    if (!j.is_object()) throw RequestError("body", "must be a JSON object");
+    return j;
+}
+
+std::string get_string(const json &j, const std::string &key, const std::string &dflt, bool required = false) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        if (required) throw RequestError(key, "required (a string)");
+        return dflt;
+    }
+    if (!it->is_string()) throw RequestError(key, std::string("must be a string, got ") + it->type_name());
+    return it->get<std::string>();
+}
+
+std::string one_of(const std::string &field, const std::string &v, const std::vector<std::string> &allowed) {
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+    std::string list;
+    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw RequestError(field, "'" + v + "' is not supported; allowed: " + list);
+}
+
+void check_keys(const json &j, const std::vector<std::string> &allowed) {
+    for (const auto &[k, v] : j.items()) {
+        if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+            std::string list;
+            for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+            throw RequestError(k, "unknown field; allowed: " + list);
+        }
+    }
+}
+
+void check_input(const std::string &field, const std::string &text, int max_chars) {
+    if (text.empty()) throw RequestError(field, "must not be empty");
+    // characters, not bytes: count UTF-8 lead bytes (the JSON parser has validated UTF-8)
+    const auto chars = std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+    if (chars > max_chars)
+        throw RequestError(field, std::to_string(chars) + " characters; the server takes at most " + std::to_string(max_chars));
+}
+
+void set_formats(SpeechRequest &r, const json &j, const std::string &dflt_format, const std::string &dflt_stream) {
+    const std::string f = one_of("response_format", get_string(j, "response_format", dflt_format), {"wav", "pcm"});
+    const std::string s = one_of("stream_format", get_string(j, "stream_format", dflt_stream), {"audio", "sse"});
+    r.format = f == "wav" ? AudioFormat::Wav : AudioFormat::Pcm;
+    r.stream = s == "sse" ? StreamFormat::Sse : StreamFormat::Audio;
+    if (r.stream == StreamFormat::Sse && r.format == AudioFormat::Wav)
+        throw RequestError("response_format", "stream_format sse carries raw PCM deltas; use response_format pcm");
+}
+
+void finalize_input(SpeechRequest &r, const std::string &field) {
+    try {
+        speak::finalize(r.cfg);
+    } catch (const Error &e) {
+        throw RequestError(field, e.what());
+    }
+}
+
+}  // namespace
+
+const char *to_string(AudioFormat f) { return f == AudioFormat::Wav ? "wav" : "pcm"; }
+const char *to_string(StreamFormat f) { return f == StreamFormat::Sse ? "sse" : "audio"; }
+
+SpeechRequest parse_openai_speech(const std::string &body, const speak::SpeakConfig &base, int max_input_chars) {
+    const json j = parse_body(body);
+    check_keys(j, {"model", "input", "voice", "response_format", "stream_format", "speed", "instructions"});
+    SpeechRequest r;
+    r.endpoint = "speech";
+    r.cfg = base;
+    r.model = get_string(j, "model", "");
+    r.voice = one_of("voice", get_string(j, "voice", "default"), kOpenAiVoices);
+    get_string(j, "instructions", "");  // type-checked, then ignored (documented)
+    if (auto it = j.find("speed"); it != j.end() && !it->is_null()) {
+        if (!it->is_number()) throw RequestError("speed", "must be a number");
+        if (it->get<double>() != 1.0) throw RequestError("speed", "only 1.0 is supported (the model speaks at its own rate)");
+    }
+    const std::string input = get_string(j, "input", "", /*required=*/true);
+    check_input("input", input, max_input_chars);
+    set_formats(r, j, "wav", "audio");
+    r.cfg.prompt.clear();
+    r.cfg.text_file.clear();
+    r.cfg.text = input;
+    finalize_input(r, "input");
+    return r;
+}
+
+SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakConfig &base, int max_input_chars) {
+    const json j = parse_body(body);
+    check_keys(j, {"prompt", "text", "knobs", "response_format", "stream_format"});
+    SpeechRequest r;
+    r.endpoint = "speak";
+    r.cfg = base;
+    const std::string prompt = get_string(j, "prompt", ""), text = get_string(j, "text", "");
+    if (j.contains("prompt") == j.contains("text"))
+        throw RequestError(j.contains("prompt") ? "text" : "prompt", "give exactly one of prompt (the LLM answers it) or text (spoken as given)");
+    check_input(prompt.empty() ? "text" : "prompt", prompt.empty() ? text : prompt, max_input_chars);
+    set_formats(r, j, "pcm", "sse");
+    r.cfg.prompt = prompt;
+    r.cfg.text = text;
+    r.cfg.text_file.clear();
+    const json base_engines = engine_identity(base);
+    if (auto it = j.find("knobs"); it != j.end() && !it->is_null()) {
+        if (!it->is_object()) throw RequestError("knobs", "must be an object of speak knobs {\"name\": value}");
+        for (const auto &[k, v] : it->items()) {
+            const std::string field = "knobs." + k;
+            const auto *def = speak::find_knob(k);
+            if (!def) throw RequestError(field, "unknown knob (rtf speak --help lists them)");
+            if (def->input) throw RequestError(field, "the input is the request's prompt or text; the kit is the server's");
+            std::string value;
+            if (v.is_string()) value = v.get<std::string>();
+            else if (v.is_boolean()) value = v.get<bool>() ? "true" : "false";
+            else if (v.is_number()) value = v.dump();
+            else throw RequestError(field, "must be a string, number or boolean");
+            try {
+                speak::apply_knob(r.cfg, k, value);
+            } catch (const Error &e) {
+                throw RequestError(field, e.what());
+            }
+            if (engine_identity(r.cfg) != base_engines) {
+                throw RequestError(field, "the engines fix this knob when the server loads (it is " + def->get(base) +
+                                              " there); restart rtf serve with --" + k + " " + value);
+            }
+            r.knobs.emplace_back(k, value);
+        }
+    }
+    finalize_input(r, prompt.empty() ? "text" : "prompt");
+    return r;
+}
+
+std::vector<std::string> request_knob_names(const speak::SpeakConfig &base) {
+    const json ident = engine_identity(base);
+    std::vector<std::string> names;
+    for (const auto &k : speak::knob_table()) {
+        if (k.input) continue;
+        std::vector<std::string> probes = k.allowed;
+        if (probes.empty()) probes = {"0", "1", "2", "3", "8", "0.5", "true", "false"};
+        bool any_ok = false, changes = false;
+        for (const auto &p : probes) {
+            speak::SpeakConfig c = base;
+            try {
+                speak::apply_knob(c, k.name, p);
+            } catch (const Error &) {
+                continue;
+            }
+            any_ok = true;
+            changes = changes || engine_identity(c) != ident;
+        }
+        if (any_ok && !changes) names.push_back(k.name);
+    }
+    return names;
+}
+
+}  // namespace rtf::serve
