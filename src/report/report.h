@@ -13,6 +13,8 @@
 //   simulate  `rtf simulate --json`: {"command": "simulate", "simulate", "pipeline", "result": {...}}
 //   bench     `rtf bench --json` (schema rtfkit.bench/1): verdicts, targets, per-config medians,
 //             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
+//   tune      `rtf tune --json` (schema rtfkit.tune/1): Markdown only.
+//   load      `rtf load --json` (schema rtfkit.load/1): a load run or a capacity search.
 // Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
 // zero chunks): the report says it is absent and renders the rest.
 //
@@ -35,7 +37,7 @@
 
 namespace rtf::report {
 
-enum class ResultKind { Speak, Simulate, Bench, Tune };
+enum class ResultKind { Speak, Simulate, Bench, Tune, Load };
 enum class Format { Html, Markdown };
 
 // Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
@@ -47,6 +49,9 @@ std::string render_html(const nlohmann::json &doc, const std::string &source = "
 std::string render_markdown(const nlohmann::json &doc, const std::string &source = "");
 // An `rtf tune` result (schema rtfkit.tune/1): descent, kept changes, every trial.
 std::string tune_markdown(const nlohmann::json &doc);
+// An `rtf load` result (schema rtfkit.load/1): a load run (summary, every stream) or a
+// capacity search (one row per concurrency level).
+std::string load_markdown(const nlohmann::json &doc);
 
 // The A/B comparison section: a "comparison" object (bench/compare.h to_json, the body of
 // `rtf compare --json` and the "comparison" of an A/B bench result). Per metric the medians
