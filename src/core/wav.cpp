@@ -11,7 +11,7 @@
 namespace rtf {
 
 WavWriter::WavWriter(const std::string &path, int sample_rate, int channels, WavFormat format)
-    : path_(path), channels_(channels) {
+    : path_(path), channels_(channels), format_(format) {
     if (sample_rate <= 0 || channels <= 0) {
         throw_usage("WAV " + path + ": invalid sample rate " + std::to_string(sample_rate) +
                     " or channel count " + std::to_string(channels));
@@ -33,7 +33,14 @@ WavWriter::~WavWriter() { close(); }
 void WavWriter::write(const float *samples, size_t n_samples) {
     if (!file_) throw_runtime("WAV " + path_ + ": write after close");
     if (n_samples == 0) return;
-    sf_count_t n = sf_write_float(static_cast<SNDFILE *>(file_), samples, static_cast<sf_count_t>(n_samples));
+    sf_count_t n = 0;
+    if (format_ == WavFormat::Pcm16) {
+        std::vector<short> s16(n_samples);
+        for (size_t i = 0; i < n_samples; ++i) s16[i] = to_s16(samples[i]);
+        n = sf_write_short(static_cast<SNDFILE *>(file_), s16.data(), static_cast<sf_count_t>(n_samples));
+    } else {
+        n = sf_write_float(static_cast<SNDFILE *>(file_), samples, static_cast<sf_count_t>(n_samples));
+    }
     if (n != static_cast<sf_count_t>(n_samples)) {
         throw_runtime("WAV " + path_ + ": short write (" + std::to_string(n) + " of " +
                       std::to_string(n_samples) + " samples): " + sf_strerror(static_cast<SNDFILE *>(file_)));
@@ -97,11 +104,15 @@ void write_wav(const std::string &path, const std::vector<float> &mono, int samp
     w.close();
 }
 
+int16_t to_s16(float x) {
+    const float v = std::isfinite(x) ? std::max(-1.0f, std::min(1.0f, x)) : 0.0f;
+    return static_cast<int16_t>(std::lrint(v * 32767.0f));
+}
+
 std::string to_s16le(const float *samples, size_t n_samples) {
     std::string out(n_samples * 2, '\0');
     for (size_t i = 0; i < n_samples; ++i) {
-        const float v = std::isfinite(samples[i]) ? std::max(-1.0f, std::min(1.0f, samples[i])) : 0.0f;
-        const auto s = static_cast<uint16_t>(static_cast<int16_t>(std::lrint(v * 32767.0f)));
+        const auto s = static_cast<uint16_t>(to_s16(samples[i]));
         out[2 * i] = static_cast<char>(s & 0xff);
         out[2 * i + 1] = static_cast<char>(s >> 8);
     }

@@ -21,7 +21,7 @@ public:
     WavWriter(const WavWriter &) = delete;
     WavWriter &operator=(const WavWriter &) = delete;
 
-    // Interleaved samples in [-1, 1] (values outside are clipped by libsndfile for PCM16).
+    // Interleaved samples in [-1, 1] (PCM16: converted by to_s16, so values outside are clipped).
     void write(const float *samples, size_t n_samples);
     void write(const std::vector<float> &samples) { write(samples.data(), samples.size()); }
     void close();  // idempotent
@@ -33,6 +33,7 @@ private:
     std::string path_;
     void *file_ = nullptr;  // SNDFILE*
     int channels_ = 1;
+    WavFormat format_ = WavFormat::Pcm16;
     int64_t frames_ = 0;
 };
 
@@ -51,9 +52,11 @@ struct WavData {
 // libsndfile's reason for unreadable, truncated or non-audio files.
 WavData read_wav(const std::string &path);
 
-// 16-bit little-endian PCM of float samples, as the WAV writer stores them: clipped to
-// [-1, 1], scaled by 32767 and rounded (libsndfile's normalised conversion); NaN/Inf -> 0.
-// So raw PCM on stdout, a server's stream and a WAV file of one run hold the same samples.
+// The one float -> 16-bit conversion (WavWriter's Pcm16 files use it too, not libsndfile's):
+// clipped to [-1, 1], scaled by 32767, rounded to nearest; NaN/Inf -> 0. So raw PCM on
+// stdout, a server's stream and a WAV file of one run hold the same samples.
+int16_t to_s16(float v);
+// Little-endian bytes of to_s16 of each sample.
 std::string to_s16le(const float *samples, size_t n_samples);
 inline std::string to_s16le(const std::vector<float> &s) { return to_s16le(s.data(), s.size()); }
 

@@ -24,7 +24,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-std::string sse_data(const json &j) { return "data: " + j.dump() + "\n\n"; }
+std::string safe_dump(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string sse_data(const json &j) { return "data: " + safe_dump(j) + "\n\n"; }
 std::string sse_event(const std::string &event, const json &j) { return "event: " + event + "\n" + sse_data(j); }
 
 }  // namespace
@@ -100,7 +101,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
             reply_error(s, 404, "not_found", "id", "no finished run " + std::to_string(id) + " (the server keeps the last " +
                                                        std::to_string(cfg_.runs_kept) + ")");
         } else {
-            s.set_content(it->second.dump(), "application/json");
+            s.set_content(safe_dump(it->second), "application/json");
         }
         metrics_.request("runs", s.status);
     });
@@ -165,7 +166,8 @@ void Server::reply_error(httplib::Response &res, int status, const std::string &
     json e = {{"message", message}, {"type", type}};
     if (!field.empty()) e["field"] = field;
     res.status = status;
-    res.set_content(json{{"error", e}}.dump(), "application/json");
+    // A parser message may quote the client's invalid UTF-8: replace it, never throw here.
+    res.set_content(json{{"error", e}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void Server::keep_run(int64_t id, json result) {

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# rtf serve + rtf load end to end on a tiny twin kit, on 127.0.0.1 only: the streamed audio
+# equals rtf speak's for the same text and seed (chunked PCM, WAV, SSE of both endpoints);
+# refusals name the field (400), capacity refusals carry Retry-After (429), a client that
+# disconnects cancels its stream and frees its slot, /metrics scrapes, /v1/runs/ID, rtf load
+# and its reports, and SIGTERM stops the server. Every request has a timeout; the server
+# is killed at exit whatever happens.
+source "$(dirname "$0")/../e2e/lib.sh"
+KIT=$TMP/kit
+"$RTF" twin --family minicpmo45 --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
+SRV_PID=
+trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+KNOBS=(--max-audio-s 1.5 --min-audio-s 1.5 --seed 7)
+
+# the reference: rtf speak's raw PCM for the same text and knobs
+"$RTF" speak --models "$KIT" --text "Hello from the server." "${KNOBS[@]}" -q -o - >"$TMP/ref.pcm" 2>/dev/null \
+  && [[ -s "$TMP/ref.pcm" ]] && echo "ok: reference pcm $(stat -c %s "$TMP/ref.pcm") bytes" || { echo "FAIL: rtf speak"; exit 1; }
+
+# bad server flags are usage errors naming the flag
+expect_rc 1 'max-streams' -- serve --models "$KIT" --max-streams 0
+expect_rc 1 'queue-timeout' -- serve --models "$KIT" --queue-timeout soon
+expect_rc 1 'models' -- serve --models "$TMP/nope"
+
+"$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 1 --max-queue 1 --queue-timeout 20s \
+  "${KNOBS[@]}" >"$TMP/serve.log" 2>&1 &
+SRV_PID=$!
+for _ in $(seq 1 240); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
+[[ -s "$TMP/port" ]] || { echo "FAIL: server did not start"; cat "$TMP/serve.log"; exit 1; }
+PORT=$(cat "$TMP/port")
+echo "ok: listening on 127.0.0.1:$PORT"
+
+python3 - "$PORT" "$TMP/ref.pcm" <<'PY' || fails=$((fails+1))
+import base64, http.client, json, socket, sys, threading, time
+port, ref = int(sys.argv[1]), open(sys.argv[2], "rb").read()
+T = 60  # seconds: every request is bounded
+
+def req(method, path, body=None, headers=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=T)
+    c.request(method, path, body=body, headers=headers or {"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r, data
+
+def speech(**kw):
+    return req("POST", "/v1/audio/speech", json.dumps(dict(model="rtf", input="Hello from the server.", **kw)))
+
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what); sys.exit(1)
+    print("ok:", what)
+
+r, d = req("GET", "/health"); h = json.loads(d)
+check(r.status == 200 and h["status"] == "ok" and h["max_streams"] == 1, "health %s" % h)
+
+# 1. chunked PCM equals rtf speak's samples
+r, pcm = speech(response_format="pcm")
+check(r.status == 200 and r.getheader("Transfer-Encoding") == "chunked", "pcm streamed (chunked)")
+check(pcm == ref, "streamed PCM equals rtf speak's (%d bytes)" % len(pcm))
+run_id = r.getheader("X-Rtf-Run-Id")
+# 2. WAV: a streaming header, then the same samples
+r, wav = speech()
+check(r.status == 200 and r.getheader("Content-Type") == "audio/wav", "wav content type")
+check(wav[:4] == b"RIFF" and wav[8:12] == b"WAVE" and wav[36:40] == b"data" and wav[44:] == ref, "wav = header + the same PCM")
+# 3. SSE of the OpenAI endpoint: deltas decode to the same PCM, a done event with usage
+r, sse = speech(response_format="pcm", stream_format="sse")
+check(r.getheader("Content-Type").startswith("text/event-stream"), "sse content type")
+events = [json.loads(l[6:]) for l in sse.decode().split("\n") if l.startswith("data: ")]
+deltas = b"".join(base64.b64decode(e["audio"]) for e in events if e["type"] == "speech.audio.delta")
+check(deltas == ref, "sse deltas decode to the same PCM (%d events)" % len(events))
+check(events[-1]["type"] == "speech.audio.done" and events[-1]["usage"]["output_tokens"] > 0, "sse done event with usage")
+# 4. /v1/speak: SSE with a per-utterance knob and the run's result last
+r, sse = req("POST", "/v1/speak", json.dumps({"text": "Hello from the server.", "knobs": {"schedule": "sequential"}}))
+blocks = [b for b in sse.decode().split("\n\n") if b.strip()]
+names = [b.split("\n")[0] for b in blocks]
+audio = b"".join(base64.b64decode(json.loads(b.split("\n")[1][6:])["audio"]) for b in blocks if b.startswith("event: audio"))
+check(r.status == 200 and names[-1] == "event: result", "speak sse ends with the result event")
+res = json.loads(blocks[-1].split("\n", 1)[1][6:])
+check(audio == ref, "speak sse audio equals rtf speak's (schedule sequential: same math)")
+check(res["metrics"]["rtf"] > 0 and res["serve"]["endpoint"] == "speak" and res["config"]["pipeline"]["schedule"] == "sequential", "speak result: metrics, serve, knobs applied")
+# 5. the finished run by id
+r, d = req("GET", "/v1/runs/" + run_id)
+check(r.status == 200 and json.loads(d)["serve"]["id"] == int(run_id), "GET /v1/runs/%s" % run_id)
+r, d = req("GET", "/v1/runs/999999")
+check(r.status == 404 and "error" in json.loads(d), "unknown run -> 404 JSON")
+# 6. refusals: 400 naming the field, never a crash
+bad = [(b"{not json", "body"), (b'{"input":"\xff\xfe"}', "body"), (b"[]", "body"), (b'{"model":"x"}', "input"),
+       (b'{"input":"x","voice":"bob"}', "voice"), (b'{"input":"x","response_format":"mp3"}', "response_format"),
+       (b'{"input":"x","stream_format":"sse"}', "response_format"), (b'{"input":"x","extra":1}', "extra"),
+       (b'{"input":"' + b"a" * 5000 + b'"}', "input"), (b"", "body")]
+for body, field in bad:
+    r, d = req("POST", "/v1/audio/speech", body)
+    e = json.loads(d)["error"]
+    check(r.status == 400 and e["field"] == field, "400 names %s: %s" % (field, e["message"][:70]))
+import random
+rng = random.Random(18)
+for i in range(150):  # fuzzed bodies: random bytes, and mutations of a valid body
+    if i % 2:
+        body = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+    else:
+        b = bytearray(json.dumps({"input": "x", "voice": "alloy", "response_format": "pcm"}).encode())
+        for _ in range(rng.randrange(1, 6)): b[rng.randrange(len(b))] = rng.randrange(256)
+        body = bytes(b)
+    r, d = req("POST", "/v1/audio/speech" if i % 3 else "/v1/speak", body)
+    if r.status == 200: continue  # a mutation that stayed a valid request
+    if r.status != 400 or "error" not in json.loads(d):
+        check(False, "fuzz body %d %r -> %d %r" % (i, body[:60], r.status, d[:100]))
+check(json.loads(req("GET", "/health")[1])["status"] == "ok", "150 fuzzed bodies: every one 400 or served, server alive")
+r, d = req("POST", "/v1/speak", json.dumps({"text": "x", "knobs": {"seed": 9}}))
+check(r.status == 400 and json.loads(d)["error"]["field"] == "knobs.seed", "a load-time knob is refused per request")
+r, d = req("POST", "/v1/audio/speech", b"{" + b" " * (2 << 20) + b"}")
+check(r.status == 413, "a 2 MiB body -> 413")
+r, d = req("GET", "/v1/nothing")
+check(r.status == 404 and "no route" in json.loads(d)["error"]["message"], "unknown route -> 404 JSON")
+
+# 7. over capacity: 1 stream + 1 queued; a third concurrent request gets 429 + Retry-After
+long_body = json.dumps({"text": "A longer one.", "knobs": {"max-audio-s": 1.5}, "stream_format": "audio"})
+out = []
+def worker():
+    try:
+        r, d = req("POST", "/v1/speak", long_body)
+        out.append((r.status, r.getheader("Retry-After")))
+    except Exception as ex:
+        out.append((0, str(ex)))
+ts = [threading.Thread(target=worker) for _ in range(3)]
+for t in ts:
+    t.start(); time.sleep(0.15)
+for t in ts: t.join(T)
+codes = sorted(s for s, _ in out)
+check(codes.count(200) == 2 and codes.count(429) == 1, "3 at once on 1 stream + queue 1: %s" % codes)
+check(all(ra and int(ra) >= 1 for s, ra in out if s == 429), "429 carries Retry-After")
+
+# 8. a client that disconnects cancels its stream and frees the slot
+s = socket.create_connection(("127.0.0.1", port), timeout=T)
+body = json.dumps({"text": "Goodbye.", "knobs": {"max-audio-s": 30}, "stream_format": "audio"}).encode()
+s.sendall(b"POST /v1/speak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+got = s.recv(4096)
+check(got.startswith(b"HTTP/1.1 200"), "long stream started")
+s.close()
+t0 = time.time()
+while time.time() - t0 < T:
+    h = json.loads(req("GET", "/health")[1])
+    m = req("GET", "/metrics")[1].decode()
+    if h["streams_active"] == 0 and "rtf_cancelled_total 1" in m: break
+    time.sleep(0.2)
+check(h["streams_active"] == 0 and "rtf_cancelled_total 1" in m, "disconnect cancelled the stream in %.1f s" % (time.time() - t0))
+r, pcm = speech(response_format="pcm")
+check(r.status == 200 and pcm == ref, "the freed slot serves the next request, same audio")
+# 9. /metrics: Prometheus text
+r, m = req("GET", "/metrics"); m = m.decode()
+check(r.getheader("Content-Type").startswith("text/plain"), "metrics content type")
+for name in ["rtf_streams_active", "rtf_requests_total", "rtf_rejected_total", "rtf_first_audio_seconds_bucket",
+             "rtf_stream_rtf_count", "rtf_audio_seconds_total", "rtf_stage_busy_seconds_total"]:
+    check(name in m, "metrics has " + name)
+check('rtf_rejected_total{reason="queue_full"} 1' in m, "metrics counted the 429")
+check(all(len(l.split(" ")) == 2 for l in m.split("\n") if l and not l.startswith("#")), "every sample line is 'name value'")
+PY
+
+# 10. rtf load against it, and its reports
+expect_rc 0 'real time' -- load --url "http://127.0.0.1:$PORT" --streams 1 --requests 2 --json "$TMP/load.json" -q
+expect_rc 0 '' -- report "$TMP/load.json" -o "$TMP/load.md"
+expect_rc 0 '' -- report "$TMP/load.json" -o "$TMP/load.html"
+grep -q "rtfkit load" "$TMP/load.md" && grep -q "<html" "$TMP/load.html" && echo "ok: load reports" || { echo "FAIL: load reports"; fails=$((fails+1)); }
+expect_rc 1 'url' -- load --url "ftp://127.0.0.1:$PORT" --streams 1
+expect_rc 3 'INCOMPLETE' -- load --url "http://127.0.0.1:1" --streams 1 --requests 1 --timeout 5 -q
+
+# 11. SIGTERM stops it cleanly (bounded wait)
+kill -TERM $SRV_PID
+for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
+if kill -0 $SRV_PID 2>/dev/null; then echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1));
+else wait $SRV_PID; rc=$?; [[ $rc -eq 0 ]] && echo "ok: SIGTERM -> exit 0" || { echo "FAIL: exit $rc after SIGTERM"; fails=$((fails+1)); }; fi
+SRV_PID=
+finish
