@@ -11,6 +11,10 @@
 // Results understood (detect_kind):
 //   speak     `rtf speak --json`: {"schedule", "depths", "metrics", "run", "config", "engines", "output"}
 //   simulate  `rtf simulate --json`: {"command": "simulate", "simulate", "pipeline", "result": {...}}
+//   tune      `rtf tune --json` (schema rtfkit.tune/1): Markdown only
+//   predict   `rtf predict --json` (schema rtfkit.predict/1): Markdown only
+//   history   `rtf report --history` (schema rtfkit.history-series/1, history::metric_series):
+//             one metric over the results, oldest first — a table and, in HTML, a line chart
 //   bench     `rtf bench --json` (schema rtfkit.bench/1): verdicts, targets, per-config medians,
 //             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
 // Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
@@ -35,7 +39,7 @@
 
 namespace rtf::report {
 
-enum class ResultKind { Speak, Simulate, Bench, Tune };
+enum class ResultKind { Speak, Simulate, Bench, Tune, Predict, HistorySeries };
 enum class Format { Html, Markdown };
 
 // Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
@@ -47,6 +51,13 @@ std::string render_html(const nlohmann::json &doc, const std::string &source = "
 std::string render_markdown(const nlohmann::json &doc, const std::string &source = "");
 // An `rtf tune` result (schema rtfkit.tune/1): descent, kept changes, every trial.
 std::string tune_markdown(const nlohmann::json &doc);
+// An `rtf predict` result (schema rtfkit.predict/1): per-stage floors on the described machine
+// (memory / compute / launch / transfer terms, bound), the calibration beside them (floor here,
+// measured here, efficiency, likely), bottleneck, hard limits, prefill, levers, and the plain
+// statement that the floor is a bound and the likely figure an extrapolation.
+std::string predict_markdown(const nlohmann::json &doc);
+// A metric over the history (schema rtfkit.history-series/1): one row per result.
+std::string history_markdown(const nlohmann::json &doc);
 
 // The A/B comparison section: a "comparison" object (bench/compare.h to_json, the body of
 // `rtf compare --json` and the "comparison" of an A/B bench result). Per metric the medians
