@@ -3,15 +3,21 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
+#include "models/gguf/layout.h"
+#include "models/gguf/minicpmo45-layout.h"
 
 namespace rtf::bench {
 
 namespace fs = std::filesystem;
+using gguf::FileLayout;
 using gguf::GgufFile;
 using gguf::TensorInfo;
 
@@ -30,6 +36,66 @@ nlohmann::json FloorAssumptions::to_json() const {
 
 namespace {
 
+// What the costing reads of one file — tensors (name, shape, type, bytes) and integer /
+// string keys — from either a GGUF header or a layout table, so that a kit too large to
+// write here (full scale: a 16 GiB LLM) is costed from the same shapes its files would have.
+class CostFile {
+public:
+    explicit CostFile(std::unique_ptr<GgufFile> f) : gguf_(std::move(f)), path_(gguf_->path()), tensors_(gguf_->tensors()) {}
+    CostFile(const FileLayout &l, const std::string &origin) : layout_(l), path_(origin + ":" + l.file_name) {
+        for (const auto &s : l.tensors) {
+            TensorInfo t;
+            t.name = s.name;
+            t.type = s.type;
+            t.ne = s.ne;
+            t.n_dims = gguf::shape_dims(s.ne);
+            t.nbytes = gguf::tensor_nbytes(s.type, s.ne);
+            tensors_.push_back(std::move(t));
+        }
+    }
+    const std::string &path() const { return path_; }
+    const std::vector<TensorInfo> &tensors() const { return tensors_; }
+    const TensorInfo *find_tensor(const std::string &name) const {
+        for (const auto &t : tensors_)
+            if (t.name == name) return &t;
+        return nullptr;
+    }
+    std::optional<int64_t> find_int(const std::string &key) const {
+        if (gguf_) return gguf_->find_int(key);
+        for (const auto &kv : layout_.kvs) {
+            if (kv.key != key) continue;
+            if (auto *u = std::get_if<uint32_t>(&kv.value)) return *u;
+            if (auto *i = std::get_if<int32_t>(&kv.value)) return *i;
+            if (auto *u = std::get_if<uint64_t>(&kv.value)) return static_cast<int64_t>(*u);
+        }
+        return std::nullopt;
+    }
+    int64_t get_int(const std::string &key) const {
+        if (gguf_) return gguf_->get_int(key);
+        auto v = find_int(key);
+        if (!v) throw_usage(path_ + ": metadata key '" + key + "' missing from the layout table");
+        return *v;
+    }
+    std::optional<std::string> find_string(const std::string &key) const {
+        if (gguf_) return gguf_->find_string(key);
+        for (const auto &kv : layout_.kvs)
+            if (kv.key == key)
+                if (auto *s = std::get_if<std::string>(&kv.value)) return *s;
+        return std::nullopt;
+    }
+
+private:
+    std::unique_ptr<GgufFile> gguf_;
+    FileLayout layout_;
+    std::string path_;
+    std::vector<TensorInfo> tensors_;
+};
+
+// Device kernels per weight-matrix use: the product plus about two more (its norm, activation
+// or residual add). llama.cpp's Qwen3 layer has 7 matrices and ~22 graph nodes that launch work;
+// an ESTIMATE used only for a device's per-kernel launch floor (rtf predict).
+constexpr double kKernelsPerMatrix = 3.0;
+
 double nelem(const TensorInfo &t) {
     return static_cast<double>(t.ne[0]) * static_cast<double>(t.ne[1]) * static_cast<double>(t.ne[2]) *
            static_cast<double>(t.ne[3]);
@@ -37,7 +103,7 @@ double nelem(const TensorInfo &t) {
 bool starts(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
 bool contains(const std::string &s, const char *p) { return s.find(p) != std::string::npos; }
 bool is_matrix(const TensorInfo &t) { return t.n_dims >= 2 && contains(t.name, "weight"); }
-double total_bytes(const GgufFile &f) {
+double total_bytes(const CostFile &f) {
     double b = 0;
     for (const auto &t : f.tensors()) b += static_cast<double>(t.nbytes);
     return b;
@@ -46,12 +112,12 @@ double total_bytes(const GgufFile &f) {
 // Row bytes of a [ne0, ne1] tensor: one row of ne0 elements.
 double row_bytes(const TensorInfo &t) { return t.ne[1] > 0 ? static_cast<double>(t.nbytes) / nelem(t) * t.ne[0] : 0; }
 
-int64_t key_or(const GgufFile &f, const std::string &k, int64_t def) {
+int64_t key_or(const CostFile &f, const std::string &k, int64_t def) {
     auto v = f.find_int(k);
     return v ? *v : def;
 }
 
-StageCost llm_cost(const GgufFile &f, const std::string &arch, const FloorAssumptions &a) {
+StageCost llm_cost(const CostFile &f, const std::string &arch, const FloorAssumptions &a) {
     StageCost c;
     c.stage = "llm";
     c.files = {f.path()};
@@ -79,7 +145,12 @@ StageCost llm_cost(const GgufFile &f, const std::string &arch, const FloorAssump
     double attn_flops = 4.0 * n_layer * n_head * head_dim * a.llm_kv_tokens;
     c.bytes_per_unit = bytes + kv_bytes;
     c.flops_per_unit = wflops + attn_flops;
-    c.parts = {{"weight_bytes", bytes}, {"kv_bytes", kv_bytes}, {"weight_flops", wflops}, {"attention_flops", attn_flops}};
+    int n_matrices = 0;
+    for (const auto &[t, n] : types) n_matrices += n;
+    c.parts = {{"weight_bytes", bytes},     {"kv_bytes", kv_bytes},
+               {"weight_flops", wflops},    {"attention_flops", attn_flops},
+               {"kernels", kKernelsPerMatrix * n_matrices},
+               {"hidden_row_bytes", 4.0 * static_cast<double>(n_embd)}};
     auto most = std::max_element(types.begin(), types.end(), [](auto &x, auto &y) { return x.second < y.second; });
     c.weight_type = most == types.end() ? "f32" : most->first;
     c.notes.push_back("architecture " + arch + ", " + std::to_string(n_layer) + " layers, KV costed at position " +
@@ -87,19 +158,20 @@ StageCost llm_cost(const GgufFile &f, const std::string &arch, const FloorAssump
     return c;
 }
 
-StageCost tts_cost(const GgufFile &f, const GgufFile *projector, const FloorAssumptions &a) {
+StageCost tts_cost(const CostFile &f, const CostFile *projector, const FloorAssumptions &a) {
     StageCost c;
     c.stage = "tts";
     c.files = {f.path()};
     c.unit = "audio token";
     c.units_per_audio_s = a.audio_tokens_per_s;
-    double bytes = 0, flops = 0;
+    double bytes = 0, flops = 0, kernels = 0;
     std::map<std::string, int> types;
     for (const auto &t : f.tensors()) {
         if (starts(t.name, "blk.") || t.name == "output_norm.weight" || t.name == "head_code.0.weight") {
             bytes += static_cast<double>(t.nbytes);
             if (is_matrix(t)) {
                 flops += 2 * nelem(t);
+                kernels += kKernelsPerMatrix;
                 if (starts(t.name, "blk.")) types[ggml_type_name(t.type)] += 1;
             }
         } else if (t.name == "emb_code.0.weight") {
@@ -119,7 +191,7 @@ StageCost tts_cost(const GgufFile &f, const GgufFile *projector, const FloorAssu
     c.bytes_per_unit = bytes + kv_bytes + proj_bytes;
     c.flops_per_unit = flops + attn;
     c.parts = {{"weight_bytes", bytes}, {"kv_bytes", kv_bytes}, {"projector_bytes", proj_bytes},
-               {"weight_flops", flops}, {"attention_flops", attn}};
+               {"weight_flops", flops}, {"attention_flops", attn}, {"kernels", kernels}};
     auto most = std::max_element(types.begin(), types.end(), [](auto &x, auto &y) { return x.second < y.second; });
     c.weight_type = most == types.end() ? "f32" : most->first;
     if (projector) c.files.push_back(projector->path());
@@ -131,7 +203,7 @@ StageCost tts_cost(const GgufFile &f, const GgufFile *projector, const FloorAssu
 // Per-layer attention MACs per frame: QK^T and AV over `keys` keys of width d.
 double attn_macs(double keys, double d) { return 2.0 * keys * d; }
 
-StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files, const FloorAssumptions &a,
+StageCost t2w_cost(const std::map<std::string, std::unique_ptr<CostFile>> &files, const FloorAssumptions &a,
                    std::vector<std::string> &notes) {
     StageCost c;
     c.stage = "t2w";
@@ -139,11 +211,12 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
     c.units_per_audio_s = 1.0;  // one 1-s window (25 tokens) per second of audio
     c.weight_type = "f32";
     const double tokens = a.t2w_window_tokens, frames = 2.0 * tokens;
-    double bytes = 0;
+    double bytes = 0, voc_bytes = 0;  // voc_bytes: hifigan2's share (the rest is token2mel's)
     for (const auto &[name, f] : files) {
         if (name == "prompt_cache") continue;
         c.files.push_back(f->path());
         bytes += total_bytes(*f);
+        if (name == "hifigan2") voc_bytes += total_bytes(*f);
     }
     // Prompt-cache lengths (attention keys) and steps.
     double l_conf = 0, l_est = 0, steps = 5;
@@ -159,6 +232,7 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
         notes.push_back("t2w: no prompt_cache.gguf: attention over the prompt not counted, 5 flow steps assumed");
     }
     double enc = 0, dit = 0, hift = 0;
+    double enc_k = 0, dit_k = 0, hift_k = 0;  // kernels per window (kKernelsPerMatrix per matrix use)
     if (auto it = files.find("encoder"); it != files.end()) {
         double d = 0;
         int n_tok_layers = 0, n_mel_layers = 0;
@@ -166,6 +240,7 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
             if (!is_matrix(t)) continue;
             bool mel_rate = starts(t.name, "up_") || starts(t.name, "after_norm");
             enc += nelem(t) * (mel_rate ? frames : tokens);
+            enc_k += kKernelsPerMatrix;
             if (contains(t.name, "self_attn.linear_q.weight")) {
                 d = static_cast<double>(t.ne[0]);
                 (mel_rate ? n_mel_layers : n_tok_layers) += 1;
@@ -183,6 +258,7 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
             if (!is_matrix(t)) continue;
             if (contains(t.name, "adaLN_modulation") || contains(t.name, "t_embedder")) per_step += nelem(t);
             else per_frame += nelem(t);
+            dit_k += kKernelsPerMatrix;
             if (contains(t.name, "attn.to_q.weight")) {
                 d = static_cast<double>(t.ne[0]);
                 ++n_blocks;
@@ -190,6 +266,7 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
         }
         per_frame += n_blocks * attn_macs(l_est + frames, d);
         dit = (per_frame * frames + per_step) * steps * 2.0;  // x 2: CFG branches
+        dit_k *= steps;  // the two CFG branches can share a batched kernel: counted once (a bound)
     }
     if (auto it = files.find("hifigan2"); it != files.end()) {
         const double T = a.t2w_mel_frames_vocoder;
@@ -215,12 +292,15 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
                 len = rate[2];
             }
             hift += nelem(t) * len;
+            hift_k += kKernelsPerMatrix;
         }
     }
     c.bytes_per_unit = bytes;
     c.flops_per_unit = 2.0 * (enc + dit + hift);
     c.parts = {{"encoder_flops", 2 * enc}, {"dit_flops", 2 * dit}, {"token2mel_flops", 2 * (enc + dit)},
-               {"vocoder_flops", 2 * hift}, {"weight_bytes", bytes}};
+               {"vocoder_flops", 2 * hift}, {"weight_bytes", bytes}, {"token2mel_bytes", bytes - voc_bytes},
+               {"vocoder_bytes", voc_bytes}, {"token2mel_kernels", enc_k + dit_k}, {"vocoder_kernels", hift_k},
+               {"kernels", enc_k + dit_k + hift_k}};
     c.notes.push_back("estimate from shapes: " + std::to_string(static_cast<int>(tokens)) + " tokens / " +
                       std::to_string(static_cast<int>(frames)) + " mel frames per window, " +
                       std::to_string(static_cast<int>(steps)) + " flow steps x 2 CFG branches, prompt L " +
@@ -231,15 +311,39 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<GgufFile>> &files
 
 }  // namespace
 
+namespace {
+
+// The speak path's files, however they were found.
+struct Found {
+    std::unique_ptr<CostFile> llm, tts, projector;
+    std::string llm_arch;
+    std::map<std::string, std::unique_ptr<CostFile>> t2w;
+};
+
+void add_stages(ModelCosts &mc, const Found &f, const FloorAssumptions &a, const std::string &origin) {
+    if (f.llm) mc.stages.push_back(llm_cost(*f.llm, f.llm_arch, a));
+    else mc.notes.push_back("no LLM GGUF found: no llm floor");
+    if (f.tts) mc.stages.push_back(tts_cost(*f.tts, f.projector.get(), a));
+    else mc.notes.push_back("no TTS GGUF found (architecture llama with head_code.0.weight): no tts floor");
+    if (f.t2w.count("flow_matching") || f.t2w.count("hifigan2") || f.t2w.count("encoder")) {
+        for (const auto &n : {"encoder", "flow_matching", "flow_extra", "hifigan2"})
+            if (!f.t2w.count(n)) mc.notes.push_back(std::string("t2w: ") + n + ".gguf missing: its part is not counted");
+        mc.stages.push_back(t2w_cost(f.t2w, a, mc.notes));
+    } else {
+        mc.notes.push_back("no token2wav files (encoder/flow_matching/hifigan2.gguf): no t2w floor");
+    }
+    if (mc.stages.empty()) throw_usage("--models: no speak-path GGUF file found under '" + origin + "'");
+}
+
+}  // namespace
+
 ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a) {
     a.validate();
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) throw_usage("--models: '" + dir + "' is not a directory");
     ModelCosts mc;
     mc.dir = dir;
-    std::unique_ptr<GgufFile> llm, tts, projector;
-    std::string llm_arch;
-    std::map<std::string, std::unique_ptr<GgufFile>> t2w;
+    Found found;
     const std::vector<std::string> t2w_names = {"encoder", "flow_matching", "flow_extra", "hifigan2", "prompt_cache"};
     auto opts = fs::directory_options::skip_permission_denied;
     for (auto it = fs::recursive_directory_iterator(dir, opts, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -254,47 +358,59 @@ ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a) {
         }
         if (!it->is_regular_file() || it->path().extension() != ".gguf") continue;
         const std::string path = it->path().string(), stem = it->path().stem().string();
-        std::unique_ptr<GgufFile> f;
+        std::unique_ptr<CostFile> f;
         try {
-            f = std::make_unique<GgufFile>(path);
+            f = std::make_unique<CostFile>(std::make_unique<GgufFile>(path));
         } catch (const Error &e) {
             mc.notes.push_back("skipped " + path + ": " + e.what());
             continue;
         }
         if (std::find(t2w_names.begin(), t2w_names.end(), stem) != t2w_names.end()) {
-            t2w[stem] = std::move(f);
+            found.t2w[stem] = std::move(f);
             continue;
         }
         auto arch = f->find_string("general.architecture");
         if (!arch) {
             mc.notes.push_back("skipped " + path + ": no general.architecture and not a token2wav file name");
         } else if (*arch == "projector") {
-            projector = std::move(f);
+            found.projector = std::move(f);
         } else if (*arch == "llama" && f->find_tensor("head_code.0.weight")) {
-            if (tts) mc.notes.push_back("second TTS file ignored: " + path);
-            else tts = std::move(f);
+            if (found.tts) mc.notes.push_back("second TTS file ignored: " + path);
+            else found.tts = std::move(f);
         } else if (f->find_int(*arch + ".block_count")) {
-            if (llm) mc.notes.push_back("second LLM file ignored: " + path);
+            if (found.llm) mc.notes.push_back("second LLM file ignored: " + path);
             else {
-                llm = std::move(f);
-                llm_arch = *arch;
+                found.llm = std::move(f);
+                found.llm_arch = *arch;
             }
         } else {
             mc.notes.push_back("skipped " + path + ": architecture " + *arch + " is not part of the speak path");
         }
     }
-    if (llm) mc.stages.push_back(llm_cost(*llm, llm_arch, a));
-    else mc.notes.push_back("no LLM GGUF found: no llm floor");
-    if (tts) mc.stages.push_back(tts_cost(*tts, projector.get(), a));
-    else mc.notes.push_back("no TTS GGUF found (architecture llama with head_code.0.weight): no tts floor");
-    if (t2w.count("flow_matching") || t2w.count("hifigan2") || t2w.count("encoder")) {
-        for (const auto &n : {"encoder", "flow_matching", "flow_extra", "hifigan2"})
-            if (!t2w.count(n)) mc.notes.push_back(std::string("t2w: ") + n + ".gguf missing: its part is not counted");
-        mc.stages.push_back(t2w_cost(t2w, a, mc.notes));
-    } else {
-        mc.notes.push_back("no token2wav files (encoder/flow_matching/hifigan2.gguf): no t2w floor");
+    add_stages(mc, found, a, dir);
+    return mc;
+}
+
+ModelCosts model_costs_for_layout(gguf::minicpmo45::Scale scale, gguf::WeightType type, const FloorAssumptions &a) {
+    namespace m = gguf::minicpmo45;
+    using gguf::Role;
+    a.validate();
+    const m::Dims d = m::dims_for_scale(scale);
+    const std::string origin = std::string("layout:") + m::scale_name(scale) + "-" + gguf::weight_type_name(type);
+    ModelCosts mc;
+    mc.dir = origin;
+    Found found;
+    auto file = [&](Role r) { return std::make_unique<CostFile>(m::layout_for(r, d, type), origin); };
+    found.llm = file(Role::llm);
+    found.llm_arch = *found.llm->find_string("general.architecture");
+    found.tts = file(Role::tts);
+    found.projector = file(Role::projector);
+    for (Role r : {Role::encoder, Role::flow_matching, Role::flow_extra, Role::hifigan2, Role::prompt_cache}) {
+        std::string stem = fs::path(m::file_name(r, type)).stem().string();
+        found.t2w[stem] = file(r);
     }
-    if (mc.stages.empty()) throw_usage("--models: no speak-path GGUF file found under '" + dir + "'");
+    mc.notes.push_back("costed from the layout table (" + origin + "): the shapes a kit of that scale and type has, no files read");
+    add_stages(mc, found, a, origin);
     return mc;
 }
 

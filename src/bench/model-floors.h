@@ -24,7 +24,11 @@
 //          HiFT     each conv's K x Cin x Cout x its output length: T = 58 mel frames
 //                   (50 new + 8 cached, golden README), stages at 8T, 40T, 120T samples/hop
 //                   (ups.s counted on its input length)
-//        Bytes: all token2wav weights once per window (F32).
+//        Bytes: all token2wav weights once per window (F32); parts token2mel_bytes / vocoder_bytes
+//        (hifigan2's) split them for a placement that puts the two on different devices.
+//   kernels (a part of every stage): device kernels per unit, ESTIMATED as 3 per weight
+//        matrix used (the product + its norm / activation / residual); only `rtf predict`'s
+//        per-kernel launch floor on accelerators reads it.
 //        The golden README's hand estimate for the full-size twin: token2mel ~95 GFLOP, HiFT
 //        25-30 GFLOP per window; this code reproduces it from the files.
 #include <string>
@@ -32,6 +36,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/gguf/layout.h"
+#include "models/gguf/minicpmo45-layout.h"
 #include "models/lm/tts-engine.h"
 #include "models/t2w/t2w-model.h"
 
@@ -72,6 +78,12 @@ struct ModelCosts {
 // hifigan2 / prompt_cache. Stages whose files are missing are left out (noted). Throws
 // rtf::Error(Usage) when `dir` is not a directory or holds none of them.
 ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a);
+
+// The same costs from the family's layout table instead of files: the tensors a kit of
+// `scale` (tiny | cpu | full) with LLM/TTS weight type `type` has (minicpmo45-layout.h), so a
+// full-scale kit (a 16 GiB F16 LLM) is costed without being written. ModelCosts::dir reads
+// "layout:<scale>-<type>". Equal to model_costs() on a twin kit of that scale and type.
+ModelCosts model_costs_for_layout(gguf::minicpmo45::Scale scale, gguf::WeightType type, const FloorAssumptions &a);
 
 nlohmann::json to_json(const StageCost &c);
 

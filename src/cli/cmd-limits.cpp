@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/hardware.h"
 #include "bench/limits.h"
 #include "bench/model-floors.h"
 #include "bench/peak-flops.h"
@@ -40,6 +41,7 @@ struct LimitsOptions {
     std::string text_tokens_per_s = "4", llm_kv_tokens = "512", tts_kv_tokens = "256";
     std::string stage_threads;
     std::string json_path;
+    std::string save_hardware;
 };
 
 int run_limits(const LimitsOptions &o) {
@@ -189,6 +191,13 @@ int run_limits(const LimitsOptions &o) {
         for (const auto &c : costs->stages)
             for (const auto &n : c.notes) out << "  " << c.stage << ": " << n << "\n";
     }
+    if (!o.save_hardware.empty()) {
+        // This CPU as an `rtf predict` hardware description: the rates at the most threads measured.
+        write_json(bench::hardware_from_limits(rates, max_threads, topo.cpu_model.empty() ? "unknown CPU" : topo.cpu_model,
+                                               utc_timestamp()),
+                   o.save_hardware);
+        out << "hardware description (rtf predict --hardware / --here): " << o.save_hardware << "\n";
+    }
     if (o.json_path != "-") std::cout << out.str();
     if (!o.json_path.empty()) write_json(j, o.json_path);
     return 0;
@@ -223,6 +232,9 @@ static void add_limits_command(CLI::App &app, Action &action) {
     sub->add_option("--stage-threads", o->stage_threads,
                     "Threads per stage for its floor, e.g. llm=1,t2w=2 (default: all measured threads)");
     sub->add_option("--json", o->json_path, "Write the result as JSON to FILE ('-' = stdout)");
+    sub->add_option("--save-hardware", o->save_hardware,
+                    "Also write this CPU as a hardware description for `rtf predict` (read bandwidth and arithmetic "
+                    "peaks at the most threads measured, each with its source) to FILE");
     // A repeated scalar flag takes its last value (scripts append overrides), as in getopt.
     for (auto *opt : sub->get_options())
         if (opt->get_items_expected_max() == 1 && opt->get_type_size_max() == 1) opt->take_last();

@@ -1,7 +1,8 @@
 // rtf tune: METHOD.md's loop as one command (bench/tune.h): candidates top layer first,
 // each measured against the current best with interleaved A/B runs, kept only when it
 // beats the noise floor with its quality gates passing; writes tuned.json (a knob file
-// that speak, demo and bench take with --config) and the report (Markdown, JSON).
+// that speak, demo and bench take with --config) and the report (Markdown, JSON); the result
+// is appended to the history (kind "tune"; --no-history to skip).
 // Exit: 0 finished (whether or not anything was kept); 1 usage/setup error.
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "bench/workload.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
+#include "cli/history-append.h"
 #include "core/error.h"
 #include "core/parse.h"
 #include "report/report.h"
@@ -28,6 +30,7 @@ struct TuneOptions {
     std::string budget = "30m", target_rtf = "0", runs = "5", warmup = "1", noise = "0.03";
     bool allow_math = false, list_only = false;
     std::string out = "tuned.json", json_path, md_path;
+    HistoryFlags history;
 };
 
 // "40m", "1.5h", "90s", "500ms": a budget reads in minutes or hours too.
@@ -86,6 +89,7 @@ int run_tune(const TuneOptions &o) {
     }
     if (!o.json_path.empty()) write_json(doc, o.json_path);
     if (!o.md_path.empty()) report::write_report(doc, o.md_path, report::Format::Markdown);
+    append_tune_history(o.history, doc, o.models);
     return 0;
 }
 
@@ -116,6 +120,7 @@ static void add_tune_command(CLI::App &app, Action &action) {
     sub->add_option("-o,--out", o->out, "tuned.json: the kept changes as a knob file ('' = none)")->default_str(o->out);
     sub->add_option("--json", o->json_path, "Write the tune result (every trial) as JSON ('-' = stdout)");
     sub->add_option("--md", o->md_path, "Write the report as Markdown");
+    o->history.add_to(sub);
     sub->callback([&action, o] { action = [o] { return run_tune(*o); }; });
 }
 

@@ -41,6 +41,10 @@ void append_bench_history(const HistoryFlags &f, const nlohmann::json &bench, co
     });
 }
 
+void append_tune_history(const HistoryFlags &f, const nlohmann::json &tune, const std::string &kit_dir) {
+    guarded(f, [&](history::History &h) { h.append(history::entry_from_tune(tune, kit_dir), tune); });
+}
+
 void append_speak_history(const HistoryFlags &f, const nlohmann::json &speak, const nlohmann::json &knobs,
                           const std::string &kit_dir) {
     guarded(f, [&](history::History &h) { h.append(history::entry_from_speak(speak, knobs, kit_dir), speak); });

@@ -1,6 +1,6 @@
 #pragma once
 // `--no-history` / `--history-db FILE` on the commands that append to the result history
-// (bench, speak, demo; src/history/history.h), and the append itself. A history that cannot
+// (bench, speak, demo, tune; src/history/history.h), and the append itself. A history that cannot
 // be written costs a warning on stderr, never the run's result or exit code.
 #include <string>
 
@@ -17,6 +17,7 @@ struct HistoryFlags {
 };
 
 void append_bench_history(const HistoryFlags &f, const nlohmann::json &bench, const std::string &kit_dir);
+void append_tune_history(const HistoryFlags &f, const nlohmann::json &tune, const std::string &kit_dir);
 void append_speak_history(const HistoryFlags &f, const nlohmann::json &speak, const nlohmann::json &knobs,
                           const std::string &kit_dir);
 

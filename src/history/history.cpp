@@ -362,6 +362,46 @@ Entry entry_from_speak(const nlohmann::json &speak, const nlohmann::json &knobs,
     return e;
 }
 
+Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir) {
+    Entry e = common("tune", kit_dir);
+    e.workload = tune.value("workload", "");
+    e.label = "tuned";
+    e.knobs = tune.contains("changes") && tune["changes"].is_object() ? tune["changes"] : nlohmann::json::object();
+    // The tuner's own figures: the baseline measured, the kept pairs' ratio product and the
+    // estimate it implies (rtf = base x gain: a product of in-pair ratios, not one measured run).
+    for (const auto &[k, m] : {std::pair{"base_rtf", "rtf_base"}, std::pair{"best_rtf_estimate", "rtf"}, std::pair{"gain", "gain"},
+                               std::pair{"wall_s", "wall_s"}})
+        if (tune.contains(k) && tune[k].is_number()) e.metrics[m] = tune[k];
+    if (tune.contains("trials") && tune["trials"].is_array()) e.metrics["trials"] = tune["trials"].size();
+    for (auto it = e.metrics.begin(); it != e.metrics.end(); ++it) e.runs[it.key()] = nlohmann::json::array({it.value()});
+    return e;
+}
+
+nlohmann::json metric_series(const std::vector<Entry> &rows, const std::string &metric, const nlohmann::json &filters,
+                             const std::string &db) {
+    auto pts = nlohmann::json::array();
+    for (const auto &e : rows) {
+        if (!e.metrics.contains(metric) || !e.metrics[metric].is_number()) continue;
+        std::string commit;
+        if (auto g = e.rtfkit.find("(git "); g != std::string::npos) {
+            commit = e.rtfkit.substr(g + 5);
+            if (auto close = commit.find(')'); close != std::string::npos) commit.resize(close);
+        }
+        pts.push_back({{"id", e.id},
+                       {"created", e.created},
+                       {"kind", e.kind},
+                       {"label", e.label},
+                       {"workload", e.workload},
+                       {"rtfkit", e.rtfkit},
+                       {"commit", commit},
+                       {"machine_id", e.machine_id},
+                       {"kit_id", e.kit_id},
+                       {"value", e.metrics[metric]},
+                       {"runs", e.runs.contains(metric) ? e.runs[metric] : nlohmann::json::array()}});
+    }
+    return {{"schema", "rtfkit.history-series/1"}, {"metric", metric}, {"filters", filters}, {"db", db}, {"points", pts}};
+}
+
 // ---- regression check --------------------------------------------------------------------
 
 bool lower_is_better(const std::string &m) {

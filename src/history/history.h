@@ -1,5 +1,5 @@
 #pragma once
-// The result history: every `rtf bench` / `rtf speak` / `rtf demo` result, kept in one
+// The result history: every `rtf bench` / `rtf speak` / `rtf demo` / `rtf tune` result, kept in one
 // SQLite file with what it takes to compare it later with a like result (METHOD.md:
 // "write it down, reproducibly").
 //
@@ -35,7 +35,7 @@ namespace rtf::history {
 struct Entry {
     int64_t id = 0;
     std::string created;     // UTC ISO 8601
-    std::string kind;        // "bench" | "speak"
+    std::string kind;        // "bench" | "speak" | "tune"
     std::string label;       // bench config label, or ""
     std::string workload;    // bench workload ("speak" for speak runs)
     std::string rtfkit;      // version + git commit of the source tree when known
@@ -92,6 +92,18 @@ std::string rtfkit_version();
 std::vector<Entry> entries_from_bench(const nlohmann::json &bench, const std::string &kit_dir);
 // The row of a speak/demo result (speak::to_json): its metrics as single-run values.
 Entry entry_from_speak(const nlohmann::json &speak, const nlohmann::json &knobs, const std::string &kit_dir);
+
+// The row of an `rtf tune` result (schema rtfkit.tune/1): kind "tune", label "tuned", the kept
+// changes as its knobs, metrics rtf (the tuner's estimate: baseline x the kept pairs' ratios),
+// rtf_base, gain, trials, wall_s.
+Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir);
+
+// One metric over `rows` (oldest first) as a result `rtf report` renders (schema
+// rtfkit.history-series/1): {"metric", "filters", "db", "points": [{"id", "created", "kind",
+// "label", "workload", "rtfkit", "commit" (the git hash in rtfkit, or ""), "machine_id",
+// "kit_id", "value", "runs"}]}; rows without the metric are left out.
+nlohmann::json metric_series(const std::vector<Entry> &rows, const std::string &metric, const nlohmann::json &filters,
+                             const std::string &db);
 
 // Flattens {"a": 1, "b": {"c": 2}} to {"a": 1, "b.c": 2} (numbers only).
 nlohmann::json flatten_numbers(const nlohmann::json &j);

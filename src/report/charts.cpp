@@ -418,4 +418,33 @@ std::string runs_chart(const std::vector<ConfigRuns> &configs, double noise, dou
     return s.str();
 }
 
+std::string series_chart(const std::vector<SeriesPoint> &points, const std::string &metric) {
+    const std::string label = metric + " over the history";
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto &p : points)
+        if (std::isfinite(p.value)) lo = std::min(lo, p.value), hi = std::max(hi, p.value);
+    if (!std::isfinite(lo)) return empty_chart(label, "no result in the history has " + metric);
+    const double pad = (hi - lo) * 0.1 + std::abs(hi) * 0.02 + 1e-9;
+    lo = std::max(0.0, lo - pad);
+    hi += pad;
+    const double L = 60, R = kW - 20, T = 20, B = 250;
+    Svg s(kW, B + 70, label);
+    Scale y(lo, hi, B, T);
+    s.y_axis(y, L, R, nice_ticks(lo, hi, 6), metric);
+    s.line(L, B, R, B, "#999");
+    const size_t n = points.size();
+    auto xo = [&](size_t i) { return n == 1 ? (L + R) / 2 : L + 10 + (R - L - 20) * static_cast<double>(i) / static_cast<double>(n - 1); };
+    std::vector<std::pair<double, double>> line;
+    for (size_t i = 0; i < n; ++i) line.emplace_back(xo(i), std::isfinite(points[i].value) ? y(points[i].value) : NAN);
+    s.polyline(line, series_color(0), 1.5);
+    const size_t every = std::max<size_t>(1, n / 40);  // at most ~40 axis labels
+    for (size_t i = 0; i < n; ++i) {
+        if (std::isfinite(points[i].value)) s.circle(xo(i), y(points[i].value), 3.5, series_color(0), points[i].note);
+        if (i % every == 0)
+            s.text(xo(i), B + 14, points[i].label, "end", 10, "#333",
+                   "transform=\"rotate(-40 " + fmt(xo(i), 1) + " " + fmt(B + 14, 1) + ")\"");
+    }
+    return s.str();
+}
+
 }  // namespace rtf::report

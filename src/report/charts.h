@@ -63,4 +63,13 @@ struct ConfigRuns {
 };
 std::string runs_chart(const std::vector<ConfigRuns> &configs, double noise, double target_rtf);
 
+// One metric over the history (oldest first, one point per result): a line through the
+// values, each point with its id / commit / value as tooltip, the commit under the axis.
+struct SeriesPoint {
+    std::string label;   // short commit (or id) under the axis
+    std::string note;    // tooltip
+    double value = 0;    // NaN: a gap
+};
+std::string series_chart(const std::vector<SeriesPoint> &points, const std::string &metric);
+
 }  // namespace rtf::report

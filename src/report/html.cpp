@@ -444,15 +444,42 @@ std::string render_load_doc(const json &doc, const std::string &source) {
     return page("rtf report: load", b + "</table>");
 }
 
+// A metric over the history: the line chart, then one table row per result.
+std::string render_history_doc(const json &doc) {
+    const std::string metric = str(doc, "metric");
+    std::vector<SeriesPoint> pts;
+    std::string rows;
+    for (const auto &p : at(doc, "points")) {
+        const std::string commit = str(p, "commit");
+        const std::string id = str(p, "id");
+        pts.push_back({commit.empty() ? "#" + id : commit.substr(0, 8),
+                       "#" + id + " " + str(p, "created") + " " + str(p, "rtfkit") + ": " + fmt(num(p, "value"), 4),
+                       num(p, "value")});
+        rows += "<tr><td>" + e(id) + "</td><td>" + e(str(p, "created")) + "</td><td>" + e(str(p, "rtfkit")) + "</td><td>" +
+                e(str(p, "kind")) + "</td><td>" + e(str(p, "label")) + "</td><td>" + e(str(p, "machine_id")) + "</td><td>" +
+                e(str(p, "kit_id")) + "</td><td>" + e(fmt(num(p, "value"), 4)) + "</td></tr>";
+    }
+    std::string b = "<h1>" + e(metric) + " over the history</h1><p class=\"sub\">" + e(std::to_string(pts.size())) +
+                     " result(s) from " + e(str(doc, "db")) + ", oldest first; filters " + e(at(doc, "filters").dump()) +
+                     ". Results from different machines or kits do not compare: filter with --machine / --kit.</p>";
+    b += series_chart(pts, metric);
+    b += "<table><tr><th>id</th><th>created</th><th>rtfkit</th><th>kind</th><th>label</th><th>machine</th><th>kit</th><th>" +
+         e(metric) + "</th></tr>" + rows + "</table>";
+    return page("rtf report: " + metric + " over the history", b);
+}
+
 }  // namespace
 
 std::string render_html(const json &doc, const std::string &source) {
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);
-    if (kind == ResultKind::Tune) {
-        throw_usage((source.empty() ? std::string("result") : source) +
-                    ": a tune result renders as Markdown (-o FILE.md); its HTML page is not written yet");
+    if (kind == ResultKind::Tune || kind == ResultKind::Predict) {
+        throw_usage((source.empty() ? std::string("result") : source) + ": a " + to_string(kind) +
+                    " result renders as Markdown (-o FILE.md); its HTML page is not written yet");
     }
     if (kind == ResultKind::Load) return render_load_doc(doc, source);
+}
+
+    if (kind == ResultKind::HistorySeries) return render_history_doc(doc);
     return kind == ResultKind::Bench ? render_bench_doc(doc, source) : render_run_doc(doc, kind, source);
 }
 

@@ -355,6 +355,8 @@ std::string render_markdown(const json &doc, const std::string &source) {
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);
     if (kind == ResultKind::Tune) return tune_markdown(doc);
     if (kind == ResultKind::Load) return load_markdown(doc);
+    if (kind == ResultKind::Predict) return predict_markdown(doc);
+    if (kind == ResultKind::HistorySeries) return history_markdown(doc);
     return kind == ResultKind::Bench ? bench_doc_markdown(doc, source) : run_doc_markdown(doc, kind, source);
 }
 

@@ -19,6 +19,8 @@ ResultKind detect_kind(const json &doc, const std::string &what) {
     }
     if (schema == "rtfkit.tune/1") return ResultKind::Tune;
     if (schema == "rtfkit.load/1") return ResultKind::Load;
+    if (schema == "rtfkit.predict/1") return ResultKind::Predict;
+    if (schema == "rtfkit.history-series/1") return ResultKind::HistorySeries;
     if (str(doc, "command") == "simulate" && at(doc, "result").is_object()) return ResultKind::Simulate;
     if (at(doc, "metrics").is_object() && at(doc, "run").is_object()) return ResultKind::Speak;
     throw_usage(what + ": not an rtfkit result: expected the JSON of `rtf bench --json` (schema rtfkit.bench/1), "
@@ -32,6 +34,8 @@ const char *to_string(ResultKind k) {
         case ResultKind::Bench: return "bench";
         case ResultKind::Tune: return "tune";
         case ResultKind::Load: return "load";
+        case ResultKind::Predict: return "predict";
+        case ResultKind::HistorySeries: return "history";
     }
     return "?";
 }

@@ -11,9 +11,12 @@
 // Results understood (detect_kind):
 //   speak     `rtf speak --json`: {"schedule", "depths", "metrics", "run", "config", "engines", "output"}
 //   simulate  `rtf simulate --json`: {"command": "simulate", "simulate", "pipeline", "result": {...}}
+//   tune      `rtf tune --json` (schema rtfkit.tune/1): Markdown only
+//   predict   `rtf predict --json` (schema rtfkit.predict/1): Markdown only
+//   history   `rtf report --history` (schema rtfkit.history-series/1, history::metric_series):
+//             one metric over the results, oldest first — a table and, in HTML, a line chart
 //   bench     `rtf bench --json` (schema rtfkit.bench/1): verdicts, targets, per-config medians,
 //             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
-//   tune      `rtf tune --json` (schema rtfkit.tune/1): Markdown only.
 //   load      `rtf load --json` (schema rtfkit.load/1): a load run or a capacity search.
 // Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
 // zero chunks): the report says it is absent and renders the rest.
@@ -37,7 +40,7 @@
 
 namespace rtf::report {
 
-enum class ResultKind { Speak, Simulate, Bench, Tune, Load };
+enum class ResultKind { Speak, Simulate, Bench, Tune, Predict, HistorySeries, Load };
 enum class Format { Html, Markdown };
 
 // Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
@@ -52,6 +55,13 @@ std::string tune_markdown(const nlohmann::json &doc);
 // An `rtf load` result (schema rtfkit.load/1): a load run (summary, every stream) or a
 // capacity search (one row per concurrency level).
 std::string load_markdown(const nlohmann::json &doc);
+// An `rtf predict` result (schema rtfkit.predict/1): per-stage floors on the described machine
+// (memory / compute / launch / transfer terms, bound), the calibration beside them (floor here,
+// measured here, efficiency, likely), bottleneck, hard limits, prefill, levers, and the plain
+// statement that the floor is a bound and the likely figure an extrapolation.
+std::string predict_markdown(const nlohmann::json &doc);
+// A metric over the history (schema rtfkit.history-series/1): one row per result.
+std::string history_markdown(const nlohmann::json &doc);
 
 // The A/B comparison section: a "comparison" object (bench/compare.h to_json, the body of
 // `rtf compare --json` and the "comparison" of an A/B bench result). Per metric the medians

@@ -15,6 +15,8 @@ assert [d["step"] for d in j["descent"]] == ["baseline", "rtf=0.45"]
 md = open(sys.argv[3]).read()
 assert "failed gate" in md and "within noise" in md
 PY
+# the tune result lands in the history (kind tune, its estimate as rtf)
+expect_rc 0 'tune +mock +tuned' -- history list --kind tune
 KIT=$TMP/kit
 "$RTF" twin --family minicpmo45 --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
 expect_rc 0 'placement +t2w-threads-voc=1' -- tune --models "$KIT" --list
