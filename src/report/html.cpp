@@ -477,8 +477,6 @@ std::string render_html(const json &doc, const std::string &source) {
                     " result renders as Markdown (-o FILE.md); its HTML page is not written yet");
     }
     if (kind == ResultKind::Load) return render_load_doc(doc, source);
-}
-
     if (kind == ResultKind::HistorySeries) return render_history_doc(doc);
     return kind == ResultKind::Bench ? render_bench_doc(doc, source) : render_run_doc(doc, kind, source);
 }
