@@ -16,7 +16,12 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 TtsGenerator::TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions opt)
-    : w_(w), fwd_(fwd), opt_(opt), rng_(opt.seed), cond_builder_(w, opt.condition_threads) {
+    : w_(w),
+      fwd_(fwd),
+      opt_(opt),
+      rng_(opt.seed),
+      cond_builder_(w, opt.condition_threads,
+                    opt.mode == TtsMode::Duplex ? ConditionNorm::HostSequential : ConditionNorm::Graph) {
     if (opt_.chunk_codes < 1) throw_usage("TTS chunk size must be >= 1 code");
     set_first_chunk_codes(opt_.first_chunk_codes);
     if (opt_.max_codes_per_phase < 1) throw_usage("TTS max codes per phase must be >= 1");
