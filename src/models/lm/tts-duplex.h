@@ -36,7 +36,9 @@
 //
 // Not modelled: the reference's text/UTF-8 bookkeeping (a message's text is assumed non-empty
 // exactly when it has valid ids), its race-dependent reset (a batch with llm_finish arriving
-// while the previous chunk's speek_done is still set), break/interrupt.
+// while the previous chunk's speek_done is still set), break/interrupt, and a batch whose ids
+// are all special tokens (the duplex LLM drops those before sending; here it counts as
+// text-less, the reference skips it and carries its llm_finish over to the next batch).
 //
 // Thread-safety: pure function; the engine is driven by one thread.
 #include <cstddef>
