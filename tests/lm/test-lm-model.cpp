@@ -314,10 +314,41 @@ TEST_F(Tts, DuplexAndFinishWork) {
     auto a = tts.feed(TtsInput{ids, h, false});
     ASSERT_EQ(a.size(), 1u);
     EXPECT_EQ(a[0].codes.size(), 26u);
+    EXPECT_TRUE(a[0].is_chunk_end);
+    // finish() = end of turn with llm_finish and no text: a flush call on [text_eos, BOS]; if
+    // it emits nothing, an empty final marker follows its (empty) final chunk.
     auto b = tts.finish();
-    ASSERT_EQ(b.size(), 1u);
-    EXPECT_TRUE(b[0].is_final);
+    ASSERT_FALSE(b.empty());
+    ASSERT_LE(b.size(), 2u);
+    for (const auto &chunk : b) EXPECT_TRUE(chunk.is_final);
     EXPECT_TRUE(tts.finish().empty());
+}
+
+TEST_F(Tts, DuplexFeedQueuedMergesUpToTheEndOfTurn) {
+    auto c = config();
+    c.mode = TtsMode::Duplex;
+    TtsEngine tts(c);
+    std::vector<int32_t> a{1000, 2000}, b{3000}, d{4000, 5000};
+    std::vector<float> ha(2 * 128, 0.3f), hb(128, -0.2f), hd(2 * 128, 0.1f);
+    // Queued together, [a] and [b, llm_finish] form one batch: one call of 26 codes, then the
+    // empty chunk end of llm_finish.
+    std::vector<TtsInput> q{{a, ha, false, false}, {b, hb, false, true}};
+    auto out = tts.feed_queued(q);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].codes.size(), 26u);
+    EXPECT_TRUE(out[0].is_chunk_end);
+    EXPECT_TRUE(out[1].codes.empty() && out[1].is_chunk_end);
+    // A batch ends at the first end of turn: [d, end of turn] closes the turn, [a] starts the next.
+    std::vector<TtsInput> r{{d, hd, true, true}, {a, ha, false, false}};
+    out = tts.feed_queued(r);
+    ASSERT_GE(out.size(), 2u);
+    EXPECT_TRUE(out[out.size() - 2].is_final);
+    EXPECT_EQ(out.back().codes.size(), 26u);
+    EXPECT_TRUE(out.back().is_chunk_end);
+    EXPECT_FALSE(tts.finish().empty());  // the second turn is open
+    // Simplex engines have no queued input.
+    TtsEngine simplex(config());
+    EXPECT_THROW(simplex.feed_queued(q), rtf::Error);
 }
 
 TEST_F(Tts, ProjectorFallsBackToTheTtsFilesCopy) {

@@ -15,6 +15,8 @@
 #include "models/lm/condition.h"
 #include "models/lm/llm-engine.h"
 #include "models/lm/placement.h"
+#include "models/lm/tts-duplex.h"
+#include "models/lm/tts-engine.h"
 #include "models/lm/tts-generator.h"
 #include "models/lm/tts-weights.h"
 
@@ -410,3 +412,280 @@ TEST_F(Generator, MinCodesPerTurnMasksEosUntilReached) {
     for (const auto &c : plain.chunks) n += c.codes.size();
     EXPECT_EQ(n, 3u);
 }
+
+// --- duplex TTS stage (variant D; spec §2.7, §2.8; tts-duplex.h) ---------------------------
+
+namespace {
+
+// Logits with probabilities p (after the sampler's division by 0.8), the rest ~0.
+std::vector<float> logits_for(const std::vector<double> &p, size_t n = 6562) {
+    std::vector<float> l(n, -200.0f);
+    for (size_t i = 0; i < p.size(); ++i) l[i] = static_cast<float>(std::log(p[i]) * 0.8);
+    return l;
+}
+
+TEST(DuplexSampler, KeepRuleTopPTopKAndMinimumThree) {
+    DuplexKept k;
+    // top-p: cumulative 0.4, 0.6, 0.75 (< 0.85: keep one more), 0.87 -> 4 kept.
+    auto l = logits_for({0.4, 0.2, 0.15, 0.12, 0.08, 0.05});
+    sample_duplex(l, {}, 0, false, 0.5f, &k);
+    EXPECT_EQ(k.idx, (std::vector<int32_t>{0, 1, 2, 3}));
+    float sum = 0;
+    for (float p : k.p) sum += p;
+    EXPECT_NEAR(sum, 1.0f, 1e-6f);
+    EXPECT_NEAR(k.p[0], 0.4f / 0.87f, 1e-5f);  // renormalised over the kept ones
+    // At least 3 even when the first already covers 0.85.
+    l = logits_for({0.98, 0.01, 0.005, 0.004});
+    sample_duplex(l, {}, 0, false, 0.5f, &k);
+    EXPECT_EQ(k.idx, (std::vector<int32_t>{0, 1, 2}));
+    // At most 25 when 25 candidates cover less than 0.85 (flat): ties keep index order.
+    std::vector<float> flat(6562, 0.0f);
+    sample_duplex(flat, {}, 0, false, 0.5f, &k);
+    ASSERT_EQ(k.idx.size(), 25u);
+    for (int i = 0; i < 25; ++i) EXPECT_EQ(k.idx[static_cast<size_t>(i)], i);
+    // Sorted by probability, whatever the index order; u picks along that order.
+    l = logits_for({0.1, 0.2, 0.7});
+    EXPECT_EQ(sample_duplex(l, {}, 0, false, 0.0f, &k), 2);
+    EXPECT_EQ(k.idx, (std::vector<int32_t>{2, 1, 0}));
+    l = logits_for({0.1, 0.2, 0.7});
+    EXPECT_EQ(sample_duplex(l, {}, 0, false, 0.75f), 1);  // 0.7 < 0.75 <= 0.9
+    l = logits_for({0.1, 0.2, 0.7});
+    EXPECT_EQ(sample_duplex(l, {}, 0, false, 0.95f), 0);
+}
+
+TEST(DuplexSampler, EosMaskedOnlyWhenForbidden) {
+    std::vector<double> p(6562, 1e-9);
+    p[6561] = 0.9;  // EOS dominates
+    p[3] = 0.05;
+    auto l = logits_for(p);
+    DuplexKept k;
+    EXPECT_EQ(sample_duplex(l, {}, 5, false, 0.1f, &k), 6561);
+    l = logits_for(p);
+    const int c = sample_duplex(l, {}, 5, true, 0.1f, &k);
+    EXPECT_EQ(c, 3);
+    for (int32_t i : k.idx) EXPECT_NE(i, 6561);
+}
+
+TEST(DuplexSampler, RepetitionPenaltyCountsTheLast16CodesOfTheCall) {
+    // Codes 1 (positive logit), 2 (negative) and 3 (positive) equal otherwise.
+    auto base = [] {
+        std::vector<float> l(6562, -200.0f);
+        l[0] = 1.0f;
+        l[1] = 1.0f;
+        l[2] = -1.0f;
+        l[3] = 1.0f;
+        l[4] = -1.0f;
+        return l;
+    };
+    // Call history (oldest first): code 3 four times, then 16 codes: 1 x3, 2 x2, 5 x11.
+    std::vector<int32_t> hist{3, 3, 3, 3, 1, 1, 1, 2, 2};
+    for (int i = 0; i < 11; ++i) hist.push_back(5);
+    ASSERT_EQ(hist.size(), 20u);
+    auto l = base();
+    sample_duplex(l, hist, 20, false, 0.5f);  // l now holds the probabilities
+    const double t = 0.8;
+    // Code 3 is outside the window: unpenalised, like code 0.
+    EXPECT_FLOAT_EQ(l[3], l[0]);
+    // Positive logit divided by 1.05^3, negative multiplied by 1.05^2.
+    EXPECT_NEAR(std::log(l[0] / l[1]), 1.0 / t - 1.0 / t / std::pow(1.05, 3), 1e-5);
+    EXPECT_NEAR(std::log(l[4] / l[2]), -1.0 / t + 1.0 / t * 1.05 * 1.05, 1e-5);
+    // t == 0 (first code of the call) applies no penalty at all.
+    l = base();
+    sample_duplex(l, hist, 0, false, 0.5f);
+    EXPECT_FLOAT_EQ(l[1], l[0]);
+    EXPECT_FLOAT_EQ(l[2], l[4]);
+}
+
+struct DMsg {
+    int n;
+    bool llm_finish, eot;
+};
+
+class DuplexGenerator : public Generator {
+protected:
+    Run drun(const std::vector<int> &script, const std::vector<DMsg> &msgs, TtsGenOptions o = {}) {
+        o.mode = TtsMode::Duplex;
+        o.host_logits = false;
+        f_ = std::make_unique<ScriptedForward>(weights_->dims().n_embd, weights_->dims().n_codes, 4096);
+        f_->script = script;
+        TtsGenerator g(*weights_, *f_, o);
+        Run r;
+        in_turn_.clear();
+        pos_.clear();
+        g.set_observer({[&](const TtsPrefillEvent &e) {
+                            r.pre.push_back({e.msg, e.phase, e.pos0, {}});
+                            r.pre_rows.emplace_back(e.rows.begin(), e.rows.end());
+                        },
+                        [&](const TtsStepEvent &e) {
+                            TtsStepEvent s{e.msg, e.phase, e.t, e.n_past, e.code, e.u, {}};
+                            s.eos_masked = e.eos_masked;
+                            s.n_hist = e.n_hist;
+                            r.steps.push_back(s);
+                        },
+                        nullptr});
+        int id = 1000;
+        std::vector<float> hid;
+        for (const auto &m : msgs) {
+            std::vector<int32_t> ids;
+            for (int i = 0; i < m.n; ++i) ids.push_back(id++);
+            hid.assign(static_cast<size_t>(m.n * weights_->dims().n_llm), 0.5f);
+            g.feed({ids, hid, m.eot, m.llm_finish}, r.chunks);
+            in_turn_.push_back(g.in_turn());
+            pos_.push_back(g.position());
+        }
+        return r;
+    }
+    static size_t rows(const std::vector<float> &v) { return v.size() / 16; }
+    std::unique_ptr<ScriptedForward> f_;
+    std::vector<bool> in_turn_;
+    std::vector<int> pos_;
+};
+
+TEST_F(DuplexGenerator, NonFinalCallsEmitExactly26WithEosMasked) {
+    const int EOS = 6561;
+    // The transformer asks for EOS at every step of the first call: masked, 26 codes anyway.
+    auto r = drun(std::vector<int>(26, EOS), {{4, false, false}});
+    ASSERT_EQ(r.chunks.size(), 1u);
+    EXPECT_EQ(r.chunks[0].codes.size(), 26u);
+    EXPECT_TRUE(r.chunks[0].is_chunk_end);
+    EXPECT_FALSE(r.chunks[0].is_final);
+    ASSERT_EQ(r.steps.size(), 26u);
+    for (size_t t = 0; t < 26; ++t) {
+        EXPECT_TRUE(r.steps[t].eos_masked);
+        EXPECT_NE(r.steps[t].code, EOS);
+        EXPECT_EQ(r.steps[t].n_hist, static_cast<int>(t));  // the call's own codes only
+    }
+    // Condition [c x4, BOS, BOS] at 0, then every code fed (including the 26th): position 32.
+    EXPECT_EQ(rows(r.pre_rows[0]), 6u);
+    EXPECT_EQ(pos_[0], 6 + 26);
+    EXPECT_TRUE(in_turn_[0]);
+    // An end-of-turn call may stop at EOS (min_new 0) and is_final.
+    auto e = drun(cat({codes(2, 7), {EOS}}), {{3, true, true}});
+    ASSERT_EQ(e.chunks.size(), 1u);
+    EXPECT_EQ(e.chunks[0].codes.size(), 2u);
+    EXPECT_TRUE(e.chunks[0].is_final);
+    EXPECT_FALSE(e.chunks[0].is_chunk_end);
+    EXPECT_FALSE(e.steps[0].eos_masked);
+    EXPECT_EQ(rows(e.pre_rows[0]), 3u + 3u);  // [c x3, BOS, text_eos, BOS]
+    EXPECT_FALSE(in_turn_[0]);
+}
+
+TEST_F(DuplexGenerator, PositionsContinueAcrossCallsAndHistoryIsPerCall) {
+    auto r = drun(codes(60, 3), {{4, false, false}, {2, false, false}});
+    ASSERT_EQ(r.pre.size(), 2u + 52u);
+    EXPECT_EQ(r.pre[27].pos0, 6 + 26);   // second condition after 6 + 26
+    EXPECT_EQ(rows(r.pre_rows[27]), 4u);  // [c x2, BOS, BOS]
+    EXPECT_EQ(r.steps[26].t, 0);
+    EXPECT_EQ(r.steps[26].n_hist, 0);  // repetition history restarts per call
+    // The RNG restarts per call: same draws at the same t.
+    EXPECT_EQ(r.steps[26].u, r.steps[0].u);
+    EXPECT_EQ(r.steps[30].u, r.steps[4].u);
+}
+
+TEST_F(DuplexGenerator, MessageFlagsMakeTheReferenceGroups) {
+    const int EOS = 6561;
+    // chunk A: text, text + llm_finish (empty chunk end follows); a finish without text (only
+    // the chunk end); a message without text or flags (nothing); chunk B ends the turn.
+    auto r = drun(cat({codes(52, 1), codes(1, 9), {EOS}}),
+                  {{3, false, false}, {2, true, false}, {0, true, false}, {0, false, false}, {1, true, true}});
+    ASSERT_EQ(r.chunks.size(), 5u);
+    EXPECT_EQ(r.chunks[0].codes.size(), 26u);
+    EXPECT_EQ(r.chunks[1].codes.size(), 26u);
+    EXPECT_TRUE(r.chunks[2].codes.empty() && r.chunks[2].is_chunk_end && !r.chunks[2].is_final);
+    EXPECT_TRUE(r.chunks[3].codes.empty() && r.chunks[3].is_chunk_end);
+    EXPECT_EQ(r.chunks[4].codes.size(), 1u);
+    EXPECT_TRUE(r.chunks[4].is_final);
+    EXPECT_EQ(in_turn_, (std::vector<bool>{true, true, true, true, false}));
+    // The text-less messages decoded nothing: 3 conditions, 26 + 26 + 1 codes (+ no EOS feed).
+    size_t conds = 0;
+    for (const auto &p : r.pre_rows) conds += rows(p) > 1;
+    EXPECT_EQ(conds, 3u);
+}
+
+TEST_F(DuplexGenerator, EndOfTurnWithoutTextFlushesOnceOnTextEosAndBos) {
+    const int EOS = 6561;
+    // Text, then an end of turn without text: flush call on [text_eos, BOS].
+    auto r = drun(cat({codes(26, 1), codes(2, 5), {EOS}}), {{2, false, false}, {0, true, true}});
+    ASSERT_EQ(r.chunks.size(), 2u);
+    EXPECT_EQ(r.chunks[1].codes.size(), 2u);
+    EXPECT_TRUE(r.chunks[1].is_final);
+    EXPECT_EQ(rows(r.pre_rows[27]), 2u);
+    EXPECT_EQ(r.pre[27].pos0, 4 + 26);
+    // After an end-of-turn call with codes, a second text-less end of turn generates nothing.
+    auto s = drun(cat({codes(2, 5), {EOS}}), {{2, true, true}, {0, true, true}});
+    EXPECT_EQ(s.chunks.size(), 1u);
+    // An end-of-turn call that emits nothing is followed by an empty final marker.
+    auto z = drun({EOS}, {{2, true, true}});
+    ASSERT_EQ(z.chunks.size(), 2u);
+    EXPECT_TRUE(z.chunks[0].codes.empty() && z.chunks[0].is_final);
+    EXPECT_TRUE(z.chunks[1].codes.empty() && z.chunks[1].is_final);
+}
+
+TEST_F(DuplexGenerator, EndOfTurnWithoutLlmFinishKeepsTheTurnAndFeedsEos) {
+    const int EOS = 6561;
+    // EOS at t=0 of an end-of-turn call without llm_finish: fed (the KV is kept), no codes;
+    // the next call is then the turn's first code: re-prefilled at position 0.
+    auto r = drun(cat({{EOS}, codes(26, 4)}), {{2, false, true}, {3, false, false}});
+    EXPECT_TRUE(in_turn_[0]);
+    EXPECT_EQ(pos_[0], 5 + 1);           // [c c BOS text_eos BOS] + the EOS row
+    ASSERT_GE(r.pre.size(), 4u);
+    EXPECT_EQ(r.pre[2].pos0, 6);         // the second condition at the running position...
+    EXPECT_EQ(r.pre[3].pos0, 0);         // ...then again at 0 for the turn's first code
+    EXPECT_EQ(rows(r.pre_rows[3]), 5u);
+    EXPECT_EQ(pos_[1], 5 + 26);
+}
+
+TEST_F(DuplexGenerator, NewTurnStartsAtPositionZero) {
+    const int EOS = 6561;
+    auto r = drun(cat({codes(1, 2), {EOS}, codes(26, 3)}), {{2, true, true}, {2, false, false}});
+    ASSERT_EQ(r.chunks.size(), 2u);
+    // Second turn: condition at 0 again.
+    size_t second = 0;
+    for (size_t i = 1; i < r.pre.size(); ++i)
+        if (rows(r.pre_rows[i]) > 1) second = i;
+    EXPECT_EQ(r.pre[second].pos0, 0);
+    EXPECT_EQ(pos_[1], 4 + 26);
+}
+
+TEST(DuplexBatch, MergesUpToTheFirstEndOfTurn) {
+    std::vector<int32_t> a{1, 2}, b{3}, c{4, 5, 6};
+    std::vector<float> ha(2 * 3, 1.0f), hb(3, 2.0f), hc(3 * 3, 3.0f);
+    std::vector<TtsInput> q{{a, ha, false, false}, {b, hb, true, true}, {c, hc, false, false}};
+    DuplexBatch out;
+    EXPECT_EQ(merge_duplex_batch(q, 3, out), 2u);
+    EXPECT_EQ(out.ids, (std::vector<int32_t>{1, 2, 3}));
+    EXPECT_EQ(out.hidden.size(), 9u);
+    EXPECT_EQ(out.hidden[6], 2.0f);
+    EXPECT_TRUE(out.llm_finish && out.end_of_turn);
+    EXPECT_EQ(merge_duplex_batch(std::span<const TtsInput>(q).subspan(2), 3, out), 1u);
+    EXPECT_EQ(out.ids.size(), 3u);
+    EXPECT_FALSE(out.llm_finish || out.end_of_turn);
+    // Flags of text-less messages still count; text-only and hidden input do not mix.
+    std::vector<TtsInput> f{{{}, {}, false, true}, {a, ha, false, false}};
+    EXPECT_EQ(merge_duplex_batch(f, 3, out), 2u);
+    EXPECT_TRUE(out.llm_finish);
+    std::vector<TtsInput> mix{{a, ha, false, false}, {b, {}, false, false}};
+    EXPECT_THROW(merge_duplex_batch(mix, 3, out), Error);
+    std::vector<TtsInput> bad{{a, hb, false, false}};
+    EXPECT_THROW(merge_duplex_batch(bad, 3, out), Error);
+}
+
+TEST(DuplexConfig, DuplexCodesIsValidated) {
+    TtsConfig c;
+    c.model_path = "x.gguf";
+    for (int n : {0, 28}) {
+        c.duplex_codes = n;
+        try {
+            c.validate();
+            FAIL() << n;
+        } catch (const Error &e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Usage);
+            EXPECT_NE(std::string(e.what()).find("duplex_codes"), std::string::npos);
+        }
+    }
+    c.duplex_codes = 26;
+    EXPECT_NO_THROW(c.validate());
+    EXPECT_EQ(c.to_json().at("duplex_codes"), 26);
+}
+
+}  // namespace

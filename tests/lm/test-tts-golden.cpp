@@ -26,7 +26,11 @@ std::string twin_dir() {
     if (const char *e = std::getenv("RTF_TTS_TWIN_DIR")) return e;
     return std::string(RTF_PROJECT_DIR) + "/.cache/tts-golden-twin";
 }
-std::string golden_dir() { return std::string(RTF_SHARED_DIR) + "/golden/minicpmo45-tts"; }
+// RTF_SHARED_DIR in the environment wins (worktrees whose ../shared is elsewhere).
+std::string golden_dir() {
+    const char *e = std::getenv("RTF_SHARED_DIR");
+    return std::string(e && *e ? e : RTF_SHARED_DIR) + "/golden/minicpmo45-tts";
+}
 
 std::vector<char> slurp(const std::string &p) {
     std::ifstream f(p, std::ios::binary);

@@ -68,9 +68,11 @@ int sample_simplex(std::span<float> l, std::span<const int32_t> history, bool fi
     return pick(l, u);
 }
 
-int sample_duplex(std::span<float> l, std::span<const int32_t> call_codes, int t, bool forbid_eos, float u) {
+int sample_duplex(std::span<float> l, std::span<const int32_t> call_codes, int t, bool forbid_eos, float u,
+                  DuplexKept *trace) {
     const int n = static_cast<int>(l.size());
     for (auto &x : l) x = x / kCodeTemperature;
+    // The reference skips the penalty (and nothing else) at t == 0, where the call has no codes.
     if (t > 0 && !call_codes.empty()) {
         std::vector<int> count(l.size(), 0);
         const size_t from = call_codes.size() > kDuplexPenaltyWindow ? call_codes.size() - kDuplexPenaltyWindow : 0;
@@ -91,20 +93,31 @@ int sample_duplex(std::span<float> l, std::span<const int32_t> call_codes, int t
         sum += x;
     }
     for (auto &x : l) x = x / sum;
+    // Only the top 25 can ever be kept: a partial sort is enough (stable on ties by index).
+    const auto by_p = [&](int a, int b) {
+        const float pa = l[static_cast<size_t>(a)], pb = l[static_cast<size_t>(b)];
+        return pa > pb || (pa == pb && a < b);
+    };
     std::vector<int> order(l.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return l[static_cast<size_t>(a)] > l[static_cast<size_t>(b)]; });
+    const size_t top = std::min(order.size(), static_cast<size_t>(std::max(kDuplexTopK, kDuplexMinKeep)));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(), by_p);
     std::vector<float> kept;
     float cum = 0.0f;
-    for (int idx : order) {
+    for (size_t i = 0; i < top; ++i) {
         const int k = static_cast<int>(kept.size());
         if (!(k < kDuplexMinKeep || (cum < kDuplexTopP && k < kDuplexTopK))) break;
-        kept.push_back(l[static_cast<size_t>(idx)]);
-        cum += l[static_cast<size_t>(idx)];
+        const float p = l[static_cast<size_t>(order[i])];
+        kept.push_back(p);
+        cum += p;
     }
     float ksum = 0.0f;
     for (float p : kept) ksum += p;
     for (auto &p : kept) p = p / ksum;
+    if (trace) {
+        trace->idx.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept.size()));
+        trace->p = kept;
+    }
     return order[static_cast<size_t>(pick(kept, u))];
 }
 

@@ -37,10 +37,25 @@ void code_logits(std::span<const float> z, const float *head, int n_codes, std::
 // class is EOS. `logits` is modified (temperature and penalty applied).
 int sample_simplex(std::span<float> logits, std::span<const int32_t> history, bool first_of_turn, float u);
 
-// Variant D (duplex). `call_codes` = codes emitted in this call so far (the penalty looks at
-// the last 16); `forbid_eos` sets the EOS logit to -inf; top-k 25 / top-p 0.85 with at least
-// 3 kept, renormalised, multinomial over the kept list sorted by probability.
-int sample_duplex(std::span<float> logits, std::span<const int32_t> call_codes, int t, bool forbid_eos, float u);
+// Variant D (duplex), spec §2.8, in the reference's order:
+//   1. l /= 0.8;
+//   2. if t > 0: with c_r = count of r in the last 16 of `call_codes` (this call's codes only,
+//      not the turn's), alpha = powf(1.05, c_r); l_r *= alpha if l_r < 0 else l_r /= alpha;
+//   3. `forbid_eos` (t < min_new): l_EOS = -inf — a non-final duplex call thus never stops early;
+//   4. softmax (max-subtracted exp, sequential float32 sum, divide);
+//   5. sort descending (stable: equal probabilities keep index order; the reference's
+//      std::sort may order them differently, which only happens among probabilities that
+//      underflowed to 0) and keep while kept < 3 or (cumulative < 0.85 and kept < 25);
+//   6. renormalise the kept ones by their sequential sum; the first with cumulative >= u
+//      (else the last kept).
+// `logits` is modified (steps 1-4 leave the full softmax in it). `kept`, if given, receives
+// the kept indices and renormalised probabilities in sorted order (golden checks, traces).
+struct DuplexKept {
+    std::vector<int32_t> idx;
+    std::vector<float> p;
+};
+int sample_duplex(std::span<float> logits, std::span<const int32_t> call_codes, int t, bool forbid_eos, float u,
+                  DuplexKept *kept = nullptr);
 
 // Index of the largest logit (the first one on ties): used instead of sampling when the
 // LLM's temperature is <= 0 (greedy mode).

@@ -1,5 +1,7 @@
 #include "models/lm/condition.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstring>
 
@@ -48,7 +50,8 @@ struct ConditionBuilder::Impl {
     ggml_tensor *w1 = nullptr, *b1 = nullptr, *w2 = nullptr, *b2 = nullptr;
     std::vector<char> meta;  // graph context memory, reused
 
-    explicit Impl(const TtsWeights &wt) : w(wt) {}
+    ConditionNorm norm;
+    Impl(const TtsWeights &wt, ConditionNorm nm) : w(wt), norm(nm) {}
     ~Impl() {
         if (galloc) ggml_gallocr_free(galloc);
         if (buf_w) ggml_backend_buffer_free(buf_w);
@@ -57,7 +60,8 @@ struct ConditionBuilder::Impl {
     }
 };
 
-ConditionBuilder::ConditionBuilder(const TtsWeights &w, int n_threads) : p_(std::make_unique<Impl>(w)) {
+ConditionBuilder::ConditionBuilder(const TtsWeights &w, int n_threads, ConditionNorm norm)
+    : p_(std::make_unique<Impl>(w, norm)) {
     const auto &d = w.dims();
     p_->cpu = ggml_backend_cpu_init();
     if (!p_->cpu) throw_setup("tts: cannot initialise the ggml CPU backend for the condition projector");
@@ -92,14 +96,19 @@ void ConditionBuilder::rows(std::span<const int32_t> ids, std::span<const float>
     ggml_context *ctx = ggml_init({p_->meta.size(), p_->meta.data(), /*no_alloc=*/true});
     ggml_tensor *h = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d.n_llm, static_cast<int64_t>(n));
     ggml_set_input(h);
-    ggml_tensor *eps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
-    ggml_set_input(eps);
+    ggml_tensor *eps = nullptr;
     ggml_tensor *x = ggml_add(ctx, ggml_mul_mat(ctx, p_->w1, h), p_->b1);
     x = ggml_relu(ctx, x);
     x = ggml_add(ctx, ggml_mul_mat(ctx, p_->w2, x), p_->b2);
-    ggml_tensor *ss = ggml_sum_rows(ctx, ggml_sqr(ctx, x));
-    ggml_tensor *den = ggml_sqrt(ctx, ggml_add(ctx, ss, ggml_repeat(ctx, ggml_reshape_2d(ctx, eps, 1, 1), ss)));
-    ggml_tensor *q = ggml_cont(ctx, ggml_div(ctx, x, ggml_repeat(ctx, den, x)));
+    const bool host_norm = p_->norm == ConditionNorm::HostSequential;
+    ggml_tensor *q = x;
+    if (!host_norm) {
+        eps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
+        ggml_set_input(eps);
+        ggml_tensor *ss = ggml_sum_rows(ctx, ggml_sqr(ctx, x));
+        ggml_tensor *den = ggml_sqrt(ctx, ggml_add(ctx, ss, ggml_repeat(ctx, ggml_reshape_2d(ctx, eps, 1, 1), ss)));
+        q = ggml_cont(ctx, ggml_div(ctx, x, ggml_repeat(ctx, den, x)));
+    }
     ggml_set_output(q);
     ggml_cgraph *gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, q);
@@ -109,7 +118,7 @@ void ConditionBuilder::rows(std::span<const int32_t> ids, std::span<const float>
     }
     const float e = 1e-8f;
     ggml_backend_tensor_set(h, hidden.data(), 0, ggml_nbytes(h));
-    ggml_backend_tensor_set(eps, &e, 0, sizeof e);
+    if (eps) ggml_backend_tensor_set(eps, &e, 0, sizeof e);
     if (ggml_backend_graph_compute(p_->cpu, gf) != GGML_STATUS_SUCCESS) {
         ggml_free(ctx);
         throw_runtime("tts: the condition graph failed to compute");
@@ -117,6 +126,21 @@ void ConditionBuilder::rows(std::span<const int32_t> ids, std::span<const float>
     std::vector<float> qv(n * static_cast<size_t>(d.n_embd));
     ggml_backend_tensor_get(q, qv.data(), 0, qv.size() * sizeof(float));
     ggml_free(ctx);
+    if (host_norm) {
+        // The duplex reference's order exactly (this file is compiled without FMA contraction).
+        const size_t de = static_cast<size_t>(d.n_embd);
+        for (size_t t = 0; t < n; ++t) {
+            float *v = qv.data() + t * de;
+            float ss = 0.0f;
+            for (size_t i = 0; i < de; ++i) {
+                const float sq = v[i] * v[i];
+                ss = ss + sq;
+            }
+            const float norm = std::sqrt(ss + e);
+            const float inv = 1.0f / norm;
+            for (size_t i = 0; i < de; ++i) v[i] = v[i] * inv;
+        }
+    }
     for (size_t i = 0; i < qv.size(); ++i) out[i] = out[i] + qv[i];
 }
 

@@ -29,10 +29,17 @@ void filter_valid(std::span<const int32_t> ids, std::span<const float> hidden, i
 // add, then x / sqrt(sum_rows(x^2) + 1e-8)), so the rows match the reference's bit for bit
 // on the same CPU kernels. With an empty `hidden` (text-only input without LLM states) the
 // projector term is left out: c_i = E_text[y_i].
+// The reference normalises differently in its two TTS threads, and the last bits differ:
+//  - Graph (simplex thread, tts_condition_graph_forward): the norm inside the ggml graph
+//    (sum_rows, sqrt, div);
+//  - HostSequential (duplex thread, normalize_l2_per_token): the projector graph, then per
+//    token a sequential float32 sum of squares, sqrtf(sum + 1e-8), and x * (1 / norm).
 // Thread-safety: one thread at a time per builder.
+enum class ConditionNorm { Graph, HostSequential };
+
 class ConditionBuilder {
 public:
-    ConditionBuilder(const TtsWeights &w, int n_threads);
+    ConditionBuilder(const TtsWeights &w, int n_threads, ConditionNorm norm = ConditionNorm::Graph);
     ~ConditionBuilder();
     ConditionBuilder(const ConditionBuilder &) = delete;
     ConditionBuilder &operator=(const ConditionBuilder &) = delete;

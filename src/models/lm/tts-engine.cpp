@@ -8,6 +8,7 @@
 #include "models/lm/derived-tts-model.h"
 #include "models/lm/llama-runtime.h"
 #include "models/lm/llm-engine.h"
+#include "models/lm/tts-duplex.h"
 
 namespace rtf::lm {
 
@@ -78,6 +79,9 @@ void TtsConfig::validate() const {
     if (chunk_codes < 1 || chunk_codes > 1000) throw_usage("tts.chunk_codes = " + std::to_string(chunk_codes) + ": use 1 .. 1000");
     if (max_codes_per_phase < 1 || max_codes_per_phase > 100000)
         throw_usage("tts.max_codes_per_phase = " + std::to_string(max_codes_per_phase) + ": use 1 .. 100000");
+    if (duplex_codes < 1 || duplex_codes > 27)
+        throw_usage("tts.duplex_codes = " + std::to_string(duplex_codes) +
+                    ": use 1 .. 27 (the reference: 26; from 28 on it would push codes mid-call)");
 }
 
 nlohmann::json TtsConfig::to_json() const {
@@ -91,6 +95,7 @@ nlohmann::json TtsConfig::to_json() const {
             {"max_codes_per_phase", max_codes_per_phase},
             {"min_codes_per_turn", min_codes_per_turn},
             {"chunk_codes", chunk_codes},
+            {"duplex_codes", duplex_codes},
             {"host_logits", host_logits},
             {"reference_noop_feeds", reference_noop_feeds}};
 }
@@ -118,6 +123,7 @@ TtsEngine::TtsEngine(const TtsConfig &cfg) : cfg_(cfg) {
     o.max_codes_per_phase = cfg_.max_codes_per_phase;
     o.min_codes_per_turn = cfg_.min_codes_per_turn;
     o.chunk_codes = cfg_.chunk_codes;
+    o.duplex_codes = cfg_.duplex_codes;
     o.host_logits = cfg_.host_logits;
     o.reference_noop_feeds = cfg_.reference_noop_feeds;
     o.condition_threads = cfg_.placement.threads_batch();
@@ -139,12 +145,25 @@ std::vector<AudioChunk> TtsEngine::feed(const LlmStep &step) {
     if (!step.hidden.empty() && step.n_embd != dims().n_llm)
         throw_usage("LLM hidden size " + std::to_string(step.n_embd) + " does not match the TTS projector input " +
                     std::to_string(dims().n_llm) + " (LLM and TTS files of different models?)");
-    return feed(TtsInput{step.token_ids, step.hidden, step.is_last});
+    // Duplex: a reply's last step ends both the decode chunk and the turn.
+    return feed(TtsInput{step.token_ids, step.hidden, step.is_last, step.is_last});
+}
+
+std::vector<AudioChunk> TtsEngine::feed_queued(std::span<const TtsInput> queued) {
+    if (cfg_.mode != TtsMode::Duplex) throw_usage("TtsEngine::feed_queued is the duplex input; this engine is simplex");
+    std::vector<AudioChunk> out;
+    DuplexBatch batch;
+    while (!queued.empty()) {
+        const size_t k = merge_duplex_batch(queued, dims().n_llm, batch);
+        gen_->feed(batch.input(), out);
+        queued = queued.subspan(k);
+    }
+    return out;
 }
 
 std::vector<AudioChunk> TtsEngine::finish() {
     if (!gen_->in_turn()) return {};
-    return feed(TtsInput{{}, {}, true});
+    return feed(TtsInput{{}, {}, true, true});
 }
 
 TtsTimings TtsEngine::timings() const {

@@ -7,6 +7,9 @@
 //   for (each LLM step s) for (auto &c : tts.feed(s)) t2w.push(c);   // 0..n chunks
 //   for (auto &c : tts.finish()) t2w.push(c);             // leftover + final marker
 //
+// Duplex (cfg.mode = TtsMode::Duplex): feed_queued() with the LLM messages queued since the
+// last call; tts-duplex.h is the manual of that mode.
+//
 // How the transformer runs: the TTS GGUF is a llama file plus 11 tensors that upstream
 // libllama refuses. On first use a plain llama GGUF of its transformer is derived and cached
 // (derived-tts-model.h), then run by libllama exactly like any llama model (same kernels,
@@ -40,6 +43,8 @@ struct TtsConfig {
     int max_codes_per_phase = 500;
     int64_t min_codes_per_turn = 0;  // see TtsGenOptions::min_codes_per_turn
     int chunk_codes = 25;        // simplex chunk size (25 codes = 1 s of audio)
+    int duplex_codes = 26;       // duplex codes per non-final call (reference 26; 1 .. 27, as
+                                 // the reference pushes mid-call from 28 codes on)
     bool host_logits = false;     // see TtsGenOptions::host_logits
     bool reference_noop_feeds = false;  // see TtsGenOptions::reference_noop_feeds
 
@@ -69,7 +74,12 @@ public:
     // A step with is_last ends the utterance (Phase 2, leftover, final marker included).
     std::vector<AudioChunk> feed(const TtsInput &in);
     std::vector<AudioChunk> feed(const LlmStep &step);
+    // Duplex: the messages queued since the last call (oldest first), merged into batches up
+    // to each end-of-turn message as the reference's TTS thread does (tts-duplex.h). Returns
+    // the chunks of all batches, in order. Usage error in simplex mode.
+    std::vector<AudioChunk> feed_queued(std::span<const TtsInput> queued);
     // Ends an open utterance whose last step was not marked is_last; no-op otherwise.
+    // Duplex: an end of turn with llm_finish and no text (flushes the TTS on [text_eos, BOS]).
     std::vector<AudioChunk> finish();
 
     const TtsDims &dims() const { return weights_->dims(); }

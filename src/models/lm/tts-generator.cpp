@@ -16,7 +16,12 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 TtsGenerator::TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions opt)
-    : w_(w), fwd_(fwd), opt_(opt), rng_(opt.seed), cond_builder_(w, opt.condition_threads) {
+    : w_(w),
+      fwd_(fwd),
+      opt_(opt),
+      rng_(opt.seed),
+      cond_builder_(w, opt.condition_threads,
+                    opt.mode == TtsMode::Duplex ? ConditionNorm::HostSequential : ConditionNorm::Graph) {
     if (opt_.chunk_codes < 1) throw_usage("TTS chunk size must be >= 1 code");
     set_first_chunk_codes(opt_.first_chunk_codes);
     if (opt_.max_codes_per_phase < 1) throw_usage("TTS max codes per phase must be >= 1");
@@ -75,6 +80,8 @@ int TtsGenerator::sample(int phase, int t, bool first_of_turn, std::span<const i
     } else {
         code_logits(z, w_.head(), w_.dims().n_codes, logits_);
     }
+    const bool observe = static_cast<bool>(obs_.on_step);
+    if (observe) raw_logits_.assign(logits_.begin(), logits_.end());
     if (forbid_eos && !duplex) {
         // Simplex with a minimum turn length (TtsGenOptions::min_codes_per_turn): mask EOS
         // (duplex masks it inside its own sampler).
@@ -82,15 +89,28 @@ int TtsGenerator::sample(int phase, int t, bool first_of_turn, std::span<const i
     }
     float u = 0.0f;
     int code;
+    kept_.idx.clear();
+    kept_.p.clear();
     if (opt_.greedy) {
+        // The reference's argmax of the raw logits: no draw, no penalty and, in duplex too, no
+        // EOS mask (so a greedy non-final duplex call may stop early).
         code = argmax_code(logits_);
     } else {
         u = rng_.uniform();
-        code = duplex ? sample_duplex(logits_, pen, t, forbid_eos, u) : sample_simplex(logits_, pen, first_of_turn, u);
+        code = duplex ? sample_duplex(logits_, pen, t, forbid_eos, u, observe ? &kept_ : nullptr)
+                      : sample_simplex(logits_, pen, first_of_turn, u);
     }
     ++cnt_.n_steps;
     cnt_.sample_ms += ms_since(t0);
-    if (obs_.on_step) obs_.on_step({msg_, phase, t, pos_, code, u, z});
+    if (observe) {
+        TtsStepEvent e{msg_, phase, t, pos_, code, u, z};
+        e.logits = raw_logits_;
+        e.eos_masked = duplex && forbid_eos && !opt_.greedy;
+        e.n_hist = static_cast<int>(pen.size());
+        e.kept = kept_.idx;
+        e.kept_p = kept_.p;
+        obs_.on_step(e);
+    }
     return code;
 }
 
@@ -123,17 +143,21 @@ void TtsGenerator::feed(const TtsInput &in, std::vector<AudioChunk> &out) {
     }
 }
 
+void TtsGenerator::reprefill_for_first_code(int phase) {
+    // Spec §2.5: the first code of a turn is sampled on a KV holding only this message's
+    // condition at positions 0.. — a no-op when it already does (the turn's first message),
+    // a restart when earlier messages of the turn emitted nothing.
+    const int n_cond = static_cast<int>(cond_.size() / row_.size());
+    if (pos_ == n_cond && !opt_.reference_noop_feeds) return;
+    fwd_.clear();
+    decode_rows(cond_.data(), n_cond, 0, phase);
+    pos_ = n_cond;
+}
+
 int TtsGenerator::simplex_phase(int phase, std::vector<AudioChunk> &out) {
     const int eos = w_.dims().n_codes - 1;
-    const int n_cond = static_cast<int>(cond_.size() / row_.size());
     for (int t = 0; t < opt_.max_codes_per_phase; ++t) {
-        if (phase == 1 && t == 0 && history_.empty() && (pos_ != n_cond || opt_.reference_noop_feeds)) {
-            // Spec §2.5: the first code of a turn is sampled on a KV holding only this
-            // message's condition at positions 0.. (a no-op when it already does).
-            fwd_.clear();
-            decode_rows(cond_.data(), n_cond, 0, phase);
-            pos_ = n_cond;
-        }
+        if (phase == 1 && t == 0 && history_.empty()) reprefill_for_first_code(phase);
         const bool forbid_eos = static_cast<int64_t>(history_.size()) < opt_.min_codes_per_turn;
         const int code = sample(phase, t, history_.empty(), history_, forbid_eos, false);
         if (code == eos) {
@@ -178,38 +202,82 @@ void TtsGenerator::feed_simplex(const TtsInput &in, std::vector<AudioChunk> &out
 }
 
 void TtsGenerator::feed_duplex(const TtsInput &in, std::vector<AudioChunk> &out) {
+    // One dequeued batch, as the reference's duplex TTS thread handles it (tts-duplex.h has
+    // the rules and the merging of queued messages; spec §2.3, §2.7).
     const bool eot = in.is_last;
-    const int eos = w_.dims().n_codes - 1;
-    filter_valid(in.ids, in.hidden, w_.dims().n_llm, ids_, hid_);
-    cond_builder_.rows(ids_, hid_, cond_);
-    // Spec §2.3 duplex: [c.., BOS, (text_eos if end of turn), BOS] (BOS twice, §7 Q3).
-    for (int32_t id : eot ? std::vector<int32_t>{kAudioBosRow, kTextEosRow, kAudioBosRow}
-                          : std::vector<int32_t>{kAudioBosRow, kAudioBosRow}) {
+    const auto append_text_row = [&](int32_t id) {
         w_.text_row(id, row_.data());
         cond_.insert(cond_.end(), row_.begin(), row_.end());
+    };
+    filter_valid(in.ids, in.hidden, w_.dims().n_llm, ids_, hid_);
+    if (!ids_.empty()) {
+        turn_eos_flushed_ = false;
+        cond_builder_.rows(ids_, hid_, cond_);
+        // [c.., BOS, (text_eos at end of turn), BOS]: the TTS thread appends one audio BOS,
+        // the call appends text_eos and another (spec §7 Q3: the double BOS is the reference's).
+        append_text_row(kAudioBosRow);
+        if (eot) append_text_row(kTextEosRow);
+        append_text_row(kAudioBosRow);
+        const int n = duplex_call(eot, in.llm_finish, out);
+        if (eot && n > 0) turn_eos_flushed_ = true;
+        if (!in.llm_finish) return;  // end of turn without llm_finish: the reference keeps KV and position
+        if (!eot) {
+            push({{}, false, true}, out);  // the LLM's decode chunk ended: an extra empty chunk end
+            return;
+        }
+        if (n == 0) push({{}, true, false}, out);  // nothing flushed yet: an empty final marker
+        in_turn_ = false;
+        return;
     }
+    // No text. Without llm_finish the reference waits for more; a decode chunk that ends
+    // without text only closes the chunk for Token2Wav.
+    if (!in.llm_finish) return;
+    if (!eot) {
+        push({{}, false, true}, out);
+        return;
+    }
+    // End of turn without text: flush the TTS with [text_eos, BOS] unless the turn's end was
+    // already generated (an end-of-turn call with codes and no text since).
+    if (!turn_eos_flushed_) {
+        cond_.clear();
+        append_text_row(kTextEosRow);
+        append_text_row(kAudioBosRow);
+        if (duplex_call(true, true, out) == 0) push({{}, true, false}, out);
+        turn_eos_flushed_ = true;
+    }
+    in_turn_ = false;
+}
+
+int TtsGenerator::duplex_call(bool eot, bool llm_finish, std::vector<AudioChunk> &out) {
+    const int eos = w_.dims().n_codes - 1;
     const int n = static_cast<int>(cond_.size() / row_.size());
     decode_rows(cond_.data(), n, pos_, 1);
     pos_ += n;
-    rng_.reseed(opt_.seed);
-    std::vector<int32_t> call;
+    rng_.reseed(opt_.seed);  // the reference creates the TTS sampler (and its RNG) per call
+    call_.clear();
+    // Non-final calls mask EOS for all their steps: exactly duplex_codes codes (spec §2.7).
     const int min_new = eot ? 0 : opt_.duplex_codes;
     for (int t = 0; t < opt_.duplex_codes; ++t) {
-        const int code = sample(1, t, false, call, t < min_new, true);
+        if (t == 0 && history_.empty()) reprefill_for_first_code(1);
+        const int code = sample(1, t, false, call_, t < min_new, true);
         if (code == eos) {
-            if (eot && opt_.reference_noop_feeds) {
+            // An end-of-turn call feeds its EOS. That row only matters when the turn goes on
+            // (end of turn without llm_finish keeps the KV); otherwise the KV is cleared next.
+            if (eot && (!llm_finish || opt_.reference_noop_feeds)) {
                 w_.code_row(code, row_.data());
                 feed_row(row_.data(), 1);
             }
             break;
         }
-        call.push_back(code);
+        call_.push_back(code);
         emit(code, out);
         w_.code_row(code, row_.data());
         feed_row(row_.data(), 1);
     }
-    push({std::move(call), eot}, out);
-    if (eot) in_turn_ = false;
+    // All of a call's codes go to Token2Wav at once, when the call ends (the reference's
+    // in-call push thresholds, 28 then 25, are never reached with <= 26 codes).
+    push({call_, eot, !eot}, out);
+    return static_cast<int>(call_.size());
 }
 
 }  // namespace rtf::lm

@@ -36,11 +36,13 @@ public:
 enum class TtsMode { Simplex, Duplex };
 
 // Codes for Token2Wav. Simplex: exactly `chunk_codes` (25) each, then the < 25 leftover at
-// the end of a turn, then an empty chunk with is_final. Duplex: all (<= 26) codes of a call,
-// is_final on the end-of-turn call.
+// the end of a turn, then an empty chunk with is_final. Duplex: see tts-duplex.h (all <= 26
+// codes of a call with is_chunk_end or is_final, plus empty markers).
 struct AudioChunk {
     std::vector<int32_t> codes;  // relative codes in [0, 6561)
-    bool is_final = false;
+    bool is_final = false;       // the turn's audio ends here: Token2Wav flushes everything
+    bool is_chunk_end = false;   // duplex: a speaking chunk ends here: Token2Wav flushes its
+                                 // lookahead but keeps the turn's streaming state
 };
 
 // One text message for the TTS (an LLM step). `hidden` = ids.size() x n_llm, or empty for
@@ -49,7 +51,8 @@ struct AudioChunk {
 struct TtsInput {
     std::span<const int32_t> ids;
     std::span<const float> hidden;
-    bool is_last = false;  // simplex: the final message of the turn (llm_finish); duplex: end of turn
+    bool is_last = false;     // simplex: the final message of the turn (llm_finish); duplex: end of turn
+    bool llm_finish = false;  // duplex only: the LLM's decode chunk ended with this message
 };
 
 // Observation hooks (golden checks, traces). Called on the generating thread; the spans are
@@ -62,6 +65,14 @@ struct TtsStepEvent {
     int msg, phase, t, n_past, code;
     float u;
     std::span<const float> z;
+    // Filled when an on_step observer is set: the raw head_code logits (before temperature).
+    std::span<const float> logits = {};
+    // Duplex (variant D) only: EOS masked (t < min_new), codes of this call so far, and the
+    // kept candidates with their renormalised probabilities (sorted; empty when greedy).
+    bool eos_masked = false;
+    int n_hist = 0;
+    std::span<const int32_t> kept = {};
+    std::span<const float> kept_p = {};
 };
 struct TtsObserver {
     std::function<void(const TtsPrefillEvent &)> on_prefill;
@@ -84,7 +95,8 @@ struct TtsGenOptions {
     // Simplex: size of a turn's first chunk (0 = chunk_codes), so that Token2Wav's first
     // window (T2wConfig::first_window) starts after fewer codes. Later chunks: chunk_codes.
     int first_chunk_codes = 0;
-    int duplex_codes = 26;      // max codes per duplex call
+    int duplex_codes = 26;      // duplex: codes per non-final call (EOS masked until then) and
+                                // the most per end-of-turn call (reference: 26 = 25 + 1)
     bool host_logits = false;   // true: logits from z on the host in the reference's exact float32
                                 // order (bit-identical codes given bit-identical z); false: the
                                 // backend's head_code logits (no extra pass; a near-tie may differ)
@@ -107,8 +119,9 @@ public:
 
     // Starts a new turn: KV, position, history and buffer cleared.
     void begin_turn();
-    // Generates for one message; appends finished chunks to `out`. After an `is_last`
-    // message the turn is over and the next feed starts a new one.
+    // Generates for one message (duplex: one dequeued batch, see tts-duplex.h); appends
+    // finished chunks to `out`. After the turn's last message (simplex: is_last; duplex:
+    // is_last with llm_finish) the turn is over and the next feed starts a new one.
     void feed(const TtsInput &in, std::vector<AudioChunk> &out);
 
     void set_observer(TtsObserver obs) { obs_ = std::move(obs); }
@@ -122,8 +135,10 @@ private:
     void decode_rows(const float *rows, int n, int pos0, int phase);
     void feed_row(const float *row, int phase);
     int sample(int phase, int t, bool first_of_turn, std::span<const int32_t> pen, bool forbid_eos, bool duplex);
+    void reprefill_for_first_code(int phase);
     void feed_simplex(const TtsInput &in, std::vector<AudioChunk> &out);
     void feed_duplex(const TtsInput &in, std::vector<AudioChunk> &out);
+    int duplex_call(bool end_of_turn, bool llm_finish, std::vector<AudioChunk> &out);  // codes emitted
     int simplex_phase(int phase, std::vector<AudioChunk> &out);  // returns true if ended by EOS
     void emit(int32_t code, std::vector<AudioChunk> &out);
     void push(AudioChunk c, std::vector<AudioChunk> &out);
@@ -139,11 +154,14 @@ private:
     int pos_ = 0;
     int msg_ = -1;
     bool last_phase1_eos_ = false;
+    bool turn_eos_flushed_ = false;  // duplex: an end-of-turn call emitted codes, no new text since
     std::vector<int32_t> history_;  // codes of this turn
     std::vector<int32_t> buffer_;   // simplex codes not pushed yet
     int64_t chunks_in_turn_ = 0;
     std::vector<float> cond_;       // condition of the current message
-    std::vector<float> row_, logits_;
+    std::vector<float> row_, logits_, raw_logits_;
+    DuplexKept kept_;
+    std::vector<int32_t> call_;     // duplex: codes of the current call
     std::vector<int32_t> ids_;
     std::vector<float> hid_;
 };
