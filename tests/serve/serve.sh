@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rtf serve + rtf load end to end on a tiny twin kit, on 127.0.0.1 only: the streamed audio
-# equals rtf speak's for the same text and seed (chunked PCM, WAV, SSE of both endpoints);
+# equals rtf speak's for the same text and seed (chunked PCM, WAV, SSE of both endpoints, two
+# streams at once on two slots);
 # refusals name the field (400), capacity refusals carry Retry-After (429), a client that
 # disconnects cancels its stream and frees its slot, /metrics scrapes, /v1/runs/ID, rtf load
 # and its reports, and SIGTERM stops the server. Every request has a timeout; the server
@@ -21,7 +22,7 @@ expect_rc 1 'max-streams' -- serve --models "$KIT" --max-streams 0
 expect_rc 1 'queue-timeout' -- serve --models "$KIT" --queue-timeout soon
 expect_rc 1 'models' -- serve --models "$TMP/nope"
 
-"$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 1 --max-queue 1 --queue-timeout 20s \
+"$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 2 --max-queue 1 --queue-timeout 20s \
   "${KNOBS[@]}" >"$TMP/serve.log" 2>&1 &
 SRV_PID=$!
 for _ in $(seq 1 240); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
@@ -51,13 +52,22 @@ def check(cond, what):
     print("ok:", what)
 
 r, d = req("GET", "/health"); h = json.loads(d)
-check(r.status == 200 and h["status"] == "ok" and h["max_streams"] == 1, "health %s" % h)
+check(r.status == 200 and h["status"] == "ok" and h["max_streams"] == 2, "health %s" % h)
 
 # 1. chunked PCM equals rtf speak's samples
 r, pcm = speech(response_format="pcm")
 check(r.status == 200 and r.getheader("Transfer-Encoding") == "chunked", "pcm streamed (chunked)")
 check(pcm == ref, "streamed PCM equals rtf speak's (%d bytes)" % len(pcm))
 run_id = r.getheader("X-Rtf-Run-Id")
+# 1a. two streams at once on the two slots (shared Token2Wav weights): each equals the lone run
+both = []
+def one():
+    r, pcm = speech(response_format="pcm")
+    both.append((r.status, pcm))
+ts = [threading.Thread(target=one) for _ in range(2)]
+for t in ts: t.start()
+for t in ts: t.join(T)
+check(len(both) == 2 and all(st == 200 and p == ref for st, p in both), "two concurrent streams each equal rtf speak's PCM")
 # 2. WAV: a streaming header, then the same samples
 r, wav = speech()
 check(r.status == 200 and r.getheader("Content-Type") == "audio/wav", "wav content type")
@@ -113,7 +123,7 @@ check(r.status == 413, "a 2 MiB body -> 413")
 r, d = req("GET", "/v1/nothing")
 check(r.status == 404 and "no route" in json.loads(d)["error"]["message"], "unknown route -> 404 JSON")
 
-# 7. over capacity: 1 stream + 1 queued; a third concurrent request gets 429 + Retry-After
+# 7. over capacity: 2 streams + 1 queued; a fourth concurrent request gets 429 + Retry-After
 long_body = json.dumps({"text": "A longer one.", "knobs": {"max-audio-s": 1.5}, "stream_format": "audio"})
 out = []
 def worker():
@@ -122,12 +132,12 @@ def worker():
         out.append((r.status, r.getheader("Retry-After")))
     except Exception as ex:
         out.append((0, str(ex)))
-ts = [threading.Thread(target=worker) for _ in range(3)]
+ts = [threading.Thread(target=worker) for _ in range(4)]
 for t in ts:
     t.start(); time.sleep(0.15)
 for t in ts: t.join(T)
 codes = sorted(s for s, _ in out)
-check(codes.count(200) == 2 and codes.count(429) == 1, "3 at once on 1 stream + queue 1: %s" % codes)
+check(codes.count(200) == 3 and codes.count(429) == 1, "4 at once on 2 streams + queue 1: %s" % codes)
 check(all(ra and int(ra) >= 1 for s, ra in out if s == 429), "429 carries Retry-After")
 
 # 8. a client that disconnects cancels its stream and frees the slot
