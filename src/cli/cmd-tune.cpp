@@ -33,16 +33,8 @@ struct TuneOptions {
     HistoryFlags history;
 };
 
-// "40m", "1.5h", "90s", "500ms": a budget reads in minutes or hours too.
-double budget_seconds(const std::string &t) {
-    const std::string v = trim(t);
-    if (v.size() > 1 && v.back() == 'h') return 3600.0 * parse_double(v.substr(0, v.size() - 1), "--budget", 0, 1e6);
-    if (v.size() > 3 && v.compare(v.size() - 3, 3, "min") == 0)
-        return 60.0 * parse_double(v.substr(0, v.size() - 3), "--budget", 0, 1e8);
-    if (v.size() > 1 && v.back() == 'm' && v[v.size() - 2] != 'm')
-        return 60.0 * parse_double(v.substr(0, v.size() - 1), "--budget", 0, 1e8);
-    return parse_duration_ms(v, "--budget (e.g. 40m, 1h, 90s)") / 1000.0;
-}
+// "40m", "1.5h", "90s", "500ms" (core/parse.h durations).
+double budget_seconds(const std::string &t) { return parse_duration_ms(t, "--budget (e.g. 40m, 1h, 90s)") / 1000.0; }
 
 int run_tune(const TuneOptions &o) {
     bench::TuneConfig tc;

@@ -71,6 +71,15 @@ double parse_duration_ms(std::string_view text, std::string_view what) {
     };
     if (ends_with("ms")) {
         num = s.substr(0, s.size() - 2);
+    } else if (ends_with("min")) {
+        num = s.substr(0, s.size() - 3);
+        scale = 60e3;
+    } else if (ends_with("m")) {
+        num = s.substr(0, s.size() - 1);
+        scale = 60e3;
+    } else if (ends_with("h")) {
+        num = s.substr(0, s.size() - 1);
+        scale = 3600e3;
     } else if (ends_with("us")) {
         num = s.substr(0, s.size() - 2);
         scale = 1e-3;
@@ -83,7 +92,7 @@ double parse_duration_ms(std::string_view text, std::string_view what) {
     double v = num.empty() ? 0.0 : std::strtod(num.c_str(), &end);
     if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(v) || v < 0) {
         throw_usage(std::string(what) + ": " + quote(text) +
-                    " is not a duration; use e.g. 120ms, 1.5s, 800us (>= 0)");
+                    " is not a duration; use e.g. 120ms, 1.5s, 800us, 2m, 1h (>= 0)");
     }
     return v * scale;
 }

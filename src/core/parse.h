@@ -10,7 +10,7 @@
 
 namespace rtf {
 
-// "120ms", "1.5s", "800us", "250" (bare numbers are milliseconds) -> milliseconds.
+// "120ms", "1.5s", "800us", "2m" / "2min", "1h", "250" (bare numbers are milliseconds) -> milliseconds.
 double parse_duration_ms(std::string_view text, std::string_view what);
 
 // Strict integer / float parsing with range checks, e.g. parse_int("0", "--d1", 1, 1024).

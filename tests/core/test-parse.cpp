@@ -9,6 +9,9 @@ TEST(Parse, DurationUnits) {
     EXPECT_DOUBLE_EQ(parse_duration_ms("120ms", "--cost"), 120.0);
     EXPECT_DOUBLE_EQ(parse_duration_ms("1.5s", "--cost"), 1500.0);
     EXPECT_DOUBLE_EQ(parse_duration_ms("800us", "--cost"), 0.8);
+    EXPECT_DOUBLE_EQ(parse_duration_ms("2m", "--duration"), 120000.0);
+    EXPECT_DOUBLE_EQ(parse_duration_ms("1.5min", "--duration"), 90000.0);
+    EXPECT_DOUBLE_EQ(parse_duration_ms("1h", "--duration"), 3600000.0);
     EXPECT_DOUBLE_EQ(parse_duration_ms(" 250 ", "--cost"), 250.0);
 }
 
