@@ -174,6 +174,8 @@ std::string validate_input(const json &r) {
 }
 
 std::string fmt_ms(double v) { return fmt(v, 1) + " ms"; }
+// A threshold as given: "1000 ms", "950.5 ms" (never rounded onto the other side of a figure).
+std::string fmt_limit_ms(double v) { return fmt(v, v == std::floor(v) ? 0 : 3) + " ms"; }
 
 double mean(const std::vector<double> &v) {
     return v.empty() ? kNaN : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -423,7 +425,7 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
         a.tts_status = TtsStatus::Ok;
     }
     const bool tts_ok = a.tts_status == TtsStatus::Ok;
-    const std::string interval = fmt(a.interval_ms, 0) + " ms";
+    const std::string interval = fmt_limit_ms(a.interval_ms);
 
     // The five checks.
     Check c1{"decision_latency", "no ok frame", CheckState::Skip};
@@ -435,15 +437,15 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
     Check c3{"tts_rtf", a.tts_reason, CheckState::Skip};
     Check c5{"playback", a.tts_reason, CheckState::Skip};
     if (tts_ok) {
-        c2.rule = "P95 e2e " + fmt_ms(a.first_audio_e2e_p95_ms) + " (startup buffer " + fmt(o.startup_buffer_ms, 0) +
-                  " ms included) < interval " + interval;
+        c2.rule = "P95 e2e " + fmt_ms(a.first_audio_e2e_p95_ms) + " (startup buffer " + fmt_limit_ms(o.startup_buffer_ms) +
+                  " included) < interval " + interval;
         c2.state = a.first_audio_e2e_p95_ms < a.interval_ms ? CheckState::Pass : CheckState::Fail;
         c3.rule = "every turn's TTS RTF < 1.0 (max " + fmt(a.tts_rtf_max) + ", mean " + fmt(a.tts_rtf_mean) + ")";
         c3.state = a.tts_rtf_max < 1.0 ? CheckState::Pass : CheckState::Fail;
         double worst = 0;
         for (const auto &p : a.pairs) worst = std::max(worst, p.max_gap_ms);
-        c5.rule = "every turn's max gap <= " + fmt(o.max_gap_ms, 1) + " ms (worst " + fmt_ms(worst) + ", startup buffer " +
-                  fmt(o.startup_buffer_ms, 0) + " ms)";
+        c5.rule = "every turn's max gap <= " + fmt_limit_ms(o.max_gap_ms) + " (worst " + fmt_ms(worst) + ", startup buffer " +
+                  fmt_limit_ms(o.startup_buffer_ms) + ")";
         c5.state = worst <= o.max_gap_ms + kGapEpsMs ? CheckState::Pass : CheckState::Fail;
     }
     Check c4{"no_failed_frames", "no frame", CheckState::Skip};
