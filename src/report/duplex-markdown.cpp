@@ -3,6 +3,7 @@
 // latency, the speak/audio matching, per matched pair first audio / RTF / playback, chunks.
 // It is also what the command prints on the terminal, so the text and the file never differ.
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "report/escape.h"
@@ -17,6 +18,9 @@ std::string upper(std::string s) {
     for (auto &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return s;
 }
+
+// A threshold as given: "1000", "950.5" — never rounded onto the other side of a figure.
+std::string limit(double v) { return fmt(v, v == std::floor(v) ? 0 : 3); }
 
 const char *check_title(const std::string &id) {
     if (id == "decision_latency") return "[1] LLM decision latency";
@@ -36,9 +40,11 @@ std::string duplex_markdown(const json &doc) {
     o << "## rtfkit duplex-report: " << upper(verdict) << "\n\n";
     if (!str(doc, "source").empty()) o << "Source: " << md_code(str(doc, "source")) << ". ";
     const json &opt = at(doc, "options");
-    o << "Interval " << fmt(num(doc, "interval_ms"), 0) << " ms (" << me(str(doc, "interval_from")) << "), startup buffer "
-      << fmt(num(opt, "startup_buffer_ms"), 0) << " ms, max gap " << fmt(num(opt, "max_gap_ms"), 1) << " ms; rules "
-      << me(str(doc, "rules")) << " (spec §5.2-§5.3). Exit code " << fmt(num(doc, "exit_code"), 0) << ".\n\n";
+    o << "Thresholds: ";
+    if (std::isfinite(num(doc, "interval_ms")))  // absent when the file could not be read
+        o << "interval " << limit(num(doc, "interval_ms")) << " ms (" << me(str(doc, "interval_from")) << "), ";
+    o << "startup buffer " << limit(num(opt, "startup_buffer_ms")) << " ms, max gap " << limit(num(opt, "max_gap_ms"))
+      << " ms; rules " << me(str(doc, "rules")) << " (spec §5.2-§5.3). Exit code " << fmt(num(doc, "exit_code"), 0) << ".\n\n";
     o << "**" << me(str(doc, "summary")) << "**\n\n";
 
     o << "| check | result | rule |\n|---|---|---|\n";
@@ -81,7 +87,8 @@ std::string duplex_markdown(const json &doc) {
         o << "### Per matched turn: [2] first audio, [3] RTF, [5] playback\n\n"
              "e2e = first playable wav - push of the turn's first frame + startup buffer; tts = first wav - t_done. "
              "TTS RTF = (last wav - min(t_done, first wav)) / audio; e2e RTF = (last wav - push) / audio.\n\n"
-             "| turn | audio | push ms | done ms | first wav ms | e2e ms | tts ms | audio s | TTS RTF | e2e RTF | underrun ms | max gap ms | gaps | min startup buffer ms |\n"
+             "| turn | audio | push ms | done ms | first wav ms | e2e ms | tts ms | audio s | TTS RTF | e2e RTF "
+             "| underrun ms | max gap ms | gaps | min startup buffer ms |\n"
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
         for (const auto &p : at(doc, "pairs")) {
             o << "| " << me(str(p, "label")) << " | " << fmt(num(p, "audio_turn"), 0) << " | " << fmt(num(p, "t_push_ms"), 0)
