@@ -247,6 +247,19 @@ TEST(DuplexAnalysis, PlaybackGapsUnderrunAndMinimumStartupBuffer) {
     EXPECT_EQ(analyze(r, o).verdict, DuplexVerdict::Fail);
 }
 
+TEST(DuplexAnalysis, FloatResidueIsNotAGap) {
+    // 725.9 + 1.001 s · 1000 = 1726.8999999999999 in doubles: the next chunk, ready at 1726.9,
+    // is on time. The simulation sees a 2e-13 ms "gap"; it is neither counted nor failed.
+    json r = run();
+    r["audio_chunks"] = json::array({chunk(725.9, 1.001, false, 0), chunk(1726.9, 1, true, 0)});
+    auto a = analyze(r);
+    const auto &p = a.pairs.at(0);
+    EXPECT_EQ(p.gaps, 0);
+    EXPECT_LT(p.max_gap_ms, 1e-9);
+    EXPECT_EQ(check(a, "playback").state, CheckState::Pass);
+    EXPECT_EQ(a.verdict, DuplexVerdict::Pass);
+}
+
 TEST(DuplexAnalysis, SameRtfDifferentContinuity) {
     // Both runs end at 2600 with 4 s of audio (TTS RTF 0.625); the burst one starves 1100 ms.
     EXPECT_EQ(analyze(run()).verdict, DuplexVerdict::Pass);
