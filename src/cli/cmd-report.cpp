@@ -64,7 +64,7 @@ int run_report(const ReportOptions &o) {
 void add_report_command(CLI::App &app, Action &action) {
     auto o = std::make_shared<ReportOptions>();
     auto *sub = app.add_subcommand(
-        "report", "Render a result JSON (rtf speak/simulate/bench/tune/predict --json; tune and predict render as Markdown only), or with --history one metric over the result history, as a self-contained HTML page with charts "
+        "report", "Render a result JSON (rtf speak/simulate/bench/load/tune/predict/duplex-report --json; tune, predict and duplex-report render as Markdown only), or with --history one metric over the result history, as a self-contained HTML page with charts "
                   "or as Markdown.\nExample: rtf report bench.json -o report.html");
     sub->add_option("RESULT", o->input, "Result JSON written by rtf speak, rtf simulate or rtf bench with --json");
     sub->add_option("-o,--output", o->output,

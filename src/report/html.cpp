@@ -472,7 +472,7 @@ std::string render_history_doc(const json &doc) {
 
 std::string render_html(const json &doc, const std::string &source) {
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);
-    if (kind == ResultKind::Tune || kind == ResultKind::Predict) {
+    if (kind == ResultKind::Tune || kind == ResultKind::Predict || kind == ResultKind::Duplex) {
         throw_usage((source.empty() ? std::string("result") : source) + ": a " + to_string(kind) +
                     " result renders as Markdown (-o FILE.md); its HTML page is not written yet");
     }

@@ -357,6 +357,7 @@ std::string render_markdown(const json &doc, const std::string &source) {
     if (kind == ResultKind::Load) return load_markdown(doc);
     if (kind == ResultKind::Predict) return predict_markdown(doc);
     if (kind == ResultKind::HistorySeries) return history_markdown(doc);
+    if (kind == ResultKind::Duplex) return duplex_markdown(doc);
     return kind == ResultKind::Bench ? bench_doc_markdown(doc, source) : run_doc_markdown(doc, kind, source);
 }
 

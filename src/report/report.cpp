@@ -19,6 +19,7 @@ ResultKind detect_kind(const json &doc, const std::string &what) {
     }
     if (schema == "rtfkit.tune/1") return ResultKind::Tune;
     if (schema == "rtfkit.load/1") return ResultKind::Load;
+    if (schema == "rtfkit.duplex-report/1") return ResultKind::Duplex;
     if (schema == "rtfkit.predict/1") return ResultKind::Predict;
     if (schema == "rtfkit.history-series/1") return ResultKind::HistorySeries;
     if (str(doc, "command") == "simulate" && at(doc, "result").is_object()) return ResultKind::Simulate;
@@ -36,6 +37,7 @@ const char *to_string(ResultKind k) {
         case ResultKind::Load: return "load";
         case ResultKind::Predict: return "predict";
         case ResultKind::HistorySeries: return "history";
+        case ResultKind::Duplex: return "duplex";
     }
     return "?";
 }

@@ -18,6 +18,7 @@
 //   bench     `rtf bench --json` (schema rtfkit.bench/1): verdicts, targets, per-config medians,
 //             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
 //   load      `rtf load --json` (schema rtfkit.load/1): a load run or a capacity search.
+//   duplex    `rtf duplex-report --json` (schema rtfkit.duplex-report/1): Markdown only
 // Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
 // zero chunks): the report says it is absent and renders the rest.
 //
@@ -40,7 +41,7 @@
 
 namespace rtf::report {
 
-enum class ResultKind { Speak, Simulate, Bench, Tune, Predict, HistorySeries, Load };
+enum class ResultKind { Speak, Simulate, Bench, Tune, Predict, HistorySeries, Load, Duplex };
 enum class Format { Html, Markdown };
 
 // Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
@@ -62,6 +63,10 @@ std::string load_markdown(const nlohmann::json &doc);
 std::string predict_markdown(const nlohmann::json &doc);
 // A metric over the history (schema rtfkit.history-series/1): one row per result.
 std::string history_markdown(const nlohmann::json &doc);
+// An `rtf duplex-report` result (schema rtfkit.duplex-report/1, bench/duplex-analysis.h): the
+// verdict, the five checks with their rules, decision latency, the speak/audio matching, per
+// matched turn first audio / RTF / playback, chunk durations. `rtf duplex-report` prints it.
+std::string duplex_markdown(const nlohmann::json &doc);
 
 // The A/B comparison section: a "comparison" object (bench/compare.h to_json, the body of
 // `rtf compare --json` and the "comparison" of an A/B bench result). Per metric the medians
