@@ -20,6 +20,8 @@
 //    otherwise the agreement is printed and only the grouping rules are required.
 #include <gtest/gtest.h>
 
+#include "golden-files.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -41,30 +43,10 @@ namespace {
 
 constexpr int kA = 6562, kEos = 6561, kK = 25;
 
-std::string twin_dir() {
-    if (const char *e = std::getenv("RTF_TTS_TWIN_DIR")) return e;
-    return std::string(RTF_PROJECT_DIR) + "/.cache/tts-golden-twin";
-}
-// RTF_SHARED_DIR in the environment wins (worktrees whose ../shared is elsewhere).
-std::string golden_dir() {
-    const char *e = std::getenv("RTF_SHARED_DIR");
-    return std::string(e && *e ? e : RTF_SHARED_DIR) + "/golden/minicpmo45-tts-duplex";
-}
-
-std::vector<char> slurp(const std::string &p) {
-    std::ifstream f(p, std::ios::binary);
-    if (!f) throw std::runtime_error("cannot read " + p);
-    return {std::istreambuf_iterator<char>(f), {}};
-}
-
-struct Reader {
-    const std::vector<char> &b;
-    size_t o = 0;
-    bool done() const { return o >= b.size(); }
-    int32_t i32() { int32_t v; std::memcpy(&v, b.data() + o, 4); o += 4; return v; }
-    float f32() { float v; std::memcpy(&v, b.data() + o, 4); o += 4; return v; }
-    template <class T> std::vector<T> vec(size_t n) { std::vector<T> v(n); std::memcpy(v.data(), b.data() + o, n * sizeof(T)); o += n * sizeof(T); return v; }
-};
+using rtf::test::Reader;
+using rtf::test::slurp;
+std::string twin_dir() { return rtf::test::tts_twin_dir(); }
+std::string golden_dir() { return rtf::test::golden_dir("minicpmo45-tts-duplex"); }
 
 // The four messages (gen_duplex_input.py MSGS): n ids, llm_finish, is_end_of_turn.
 struct Msg { int n, fin, eot; std::vector<int32_t> ids; std::vector<float> hid; };
