@@ -9,7 +9,9 @@
 #include <random>
 #include <thread>
 
+#include "core/elapsed.h"
 #include "core/error.h"
+#include "core/parse.h"
 #include "core/format.h"
 
 namespace rtf::serve {
@@ -19,8 +21,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 constexpr double kSampleRate = 24000;  // the served PCM (server.h)
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 struct Target {
     std::string host;
@@ -38,11 +38,7 @@ Target parse_url(const std::string &url) {
     Target t;
     if (auto colon = rest.rfind(':'); colon != std::string::npos) {
         t.host = rest.substr(0, colon);
-        const std::string p = rest.substr(colon + 1);
-        char *end = nullptr;
-        const long v = std::strtol(p.c_str(), &end, 10);
-        if (p.empty() || *end || v < 1 || v > 65535) throw_usage("--url: port '" + p + "' must be in [1, 65535]");
-        t.port = static_cast<int>(v);
+        t.port = static_cast<int>(parse_int(rest.substr(colon + 1), "--url port", 1, 65535));
     } else {
         t.host = rest;
     }
