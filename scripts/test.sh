@@ -3,8 +3,9 @@
 #   0. the seeded golden twins (scripts/golden-twins.sh: once per clone, ~1 min)
 #   1. release build (build/): every test except those labelled `slow`, so also the
 #      `golden` comparisons with the reference runtime (test-t2w-golden, test-lm-golden)
-#   2. ASan+UBSan build (build-asan/): tests labelled `unit`
-#   3. TSan build (build-tsan/): tests labelled `tsan` (the concurrent pipeline code)
+#   2. ASan+UBSan build (build-asan/): tests labelled `unit` (builds target tests-unit)
+#   3. TSan build (build-tsan/): tests labelled `tsan`, the concurrent pipeline code
+#      (builds target tests-tsan)
 #
 #   ./scripts/test.sh                   all three
 #   RTF_TEST_SANITIZERS=0 ./scripts/test.sh   only the release suite
@@ -33,8 +34,8 @@ if [[ "${RTF_TEST_SANITIZERS:-1}" == 1 ]]; then
   for san in asan tsan; do
     echo "== $san build"
     cmake --preset "$san" >/dev/null
-    cmake --build --preset "$san"
     label=unit; [[ $san == tsan ]] && label=tsan
+    cmake --build --preset "$san" --target "tests-$label"   # only what the suite runs
     echo "== $san suite (label $label)"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --test-dir "build-$san" --output-on-failure -j "$jobs" -L "$label" -LE slow "$@"
