@@ -128,6 +128,19 @@ std::vector<KnobDef> make_table() {
                      c.text_file = v;
                  },
                  [](const SpeakConfig &c) { return c.text_file; }});
+    t.push_back({"text-turn", "", "input", "",
+                 "With --text, the LLM's user turn: echo = the text itself (the prefill grows with the text); fixed = "
+                 "one fixed instruction for every text, prefilled once at load, so only the reply is computed (other "
+                 "hidden states: changes the math)",
+                 {"echo", "fixed"}, false, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) { c.llm.text_turn = one_of("text-turn", v, {"echo", "fixed"}); },
+                 [](const SpeakConfig &c) { return c.llm.text_turn; }});
+    t.push_back({"llm-prompt-cache", "", "llm", "",
+                 "Reuse the KV of the previous prompt's common prefix (system turn, template; prefilled at load). Same "
+                 "math; off = every prompt prefilled in full",
+                 {"on", "off"}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) { c.llm.prompt_cache = parse_switch(v, "--llm-prompt-cache"); },
+                 [](const SpeakConfig &c) { return c.llm.prompt_cache ? "on" : "off"; }});
     // ---- work size
     t.push_back({"max-audio-s", "", "work size", "s",
                  "Stop after this much audio (25 audio tokens per second; 0 = until EOS). Fixes the work size: twins "

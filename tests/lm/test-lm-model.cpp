@@ -194,6 +194,82 @@ TEST_F(Llm, TextModeSlicesTheForcedReply) {
     EXPECT_EQ(text, "One two three four five six seven eight nine ten eleven.");
 }
 
+namespace {
+// Every hidden row of a text-mode reply, and the engine's timings after it.
+std::pair<std::vector<float>, LlmTimings> text_reply(LlmEngine &llm, const std::string &text) {
+    llm.start_text(text);
+    std::vector<float> h;
+    llm.generate([&](const LlmStep &s) {
+        h.insert(h.end(), s.hidden.begin(), s.hidden.end());
+        return true;
+    });
+    return {h, llm.timings()};
+}
+}  // namespace
+
+// The prompt cache reuses the KV of a common prefix; the reply's hidden rows must be those of
+// a full prefill (row-independent kernels: bit-exact on the CPU backend).
+TEST_F(Llm, PromptCacheKeepsTheMath) {
+    auto c = config();
+    c.system_prompt = "You are a helpful assistant.";
+    const std::string text = "One two three four five six seven eight nine ten eleven.";
+    c.prompt_cache = false;
+    LlmEngine plain(c);
+    plain.warm();
+    const auto want = text_reply(plain, text);
+    EXPECT_EQ(want.second.n_prompt_cached, 0);
+    c.prompt_cache = true;
+    LlmEngine cached(c);
+    cached.warm();  // prefills the system turn and the user-turn header
+    const auto first = text_reply(cached, "Something else entirely.");
+    EXPECT_GT(first.second.n_prompt_cached, 5) << "the system turn was not reused";
+    const auto got = text_reply(cached, text);
+    EXPECT_GT(got.second.n_prompt_cached, first.second.n_prompt_cached - 1);
+    EXPECT_EQ(got.second.n_prompt, want.second.n_prompt);
+    ASSERT_EQ(got.first.size(), want.first.size());
+    EXPECT_EQ(got.first, want.first);
+    // prompt mode after text mode: the cached text-mode prompt must not leak into it
+    c.greedy = true;
+    LlmEngine g1(c), g2(c);
+    g2.warm();
+    text_reply(g2, text);
+    auto reply = [](LlmEngine &e) {
+        e.start("Tell me a story.");
+        std::vector<int32_t> ids;
+        e.generate([&](const LlmStep &s) {
+            ids.insert(ids.end(), s.token_ids.begin(), s.token_ids.end());
+            return true;
+        });
+        return ids;
+    };
+    EXPECT_EQ(reply(g1), reply(g2));
+}
+
+// text_turn "fixed": the whole template is prefilled by warm(), a reply decodes only its text.
+TEST_F(Llm, FixedTextTurnComputesOnlyTheReply) {
+    auto c = config();
+    c.text_turn = "fixed";
+    LlmEngine llm(c);
+    llm.warm();
+    const std::string text = "One two three four five six seven eight nine ten eleven.";
+    const auto r = text_reply(llm, text);
+    const int n_reply = static_cast<int>(llm.tokenize(text, false).size());
+    EXPECT_EQ(r.second.n_prompt_cached, r.second.n_prompt - n_reply);
+    // the same text again: the same rows (nothing of the last reply stays in the cache)
+    EXPECT_EQ(text_reply(llm, text).first, r.first);
+    // another user turn, other hidden states: this knob changes the math
+    c.text_turn = "echo";
+    LlmEngine echo(c);
+    echo.warm();
+    const auto e = text_reply(echo, text);
+    ASSERT_EQ(e.first.size(), r.first.size());
+    EXPECT_NE(e.first, r.first);
+    c.text_turn = "bogus";
+    ErrorKind k{};
+    EXPECT_NE(error_of([&] { LlmEngine bad(c); }, &k).find("--text-turn"), std::string::npos);
+    EXPECT_EQ(k, ErrorKind::Usage);
+}
+
 TEST_F(Llm, ClearErrors) {
     auto c = config();
     c.placement.n_ctx = 32;

@@ -59,10 +59,17 @@ python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['output']; assert o[
 expect_rc 1 'twin-text-rate' -- speak --models "$KIT" -p hi --twin-text-rate -1 -o "$TMP/x.wav"
 
 # 1b. --min-audio-s = --max-audio-s fixes the work size exactly (EOS masked until then)
-expect_rc 0 '' -- speak --models "$KIT" --text "Fixed work." --min-audio-s 2 --max-audio-s 2 -q \
+#     (and --text-turn fixed: the whole template comes from the prompt cache filled at load)
+expect_rc 0 '' -- speak --models "$KIT" --text "Fixed work." --min-audio-s 2 --max-audio-s 2 -q --text-turn fixed \
   -o "$TMP/fixed.wav" --json "$TMP/fixed.json"
 python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['output']['n_audio_codes']; assert n==50, n; print('ok: exactly', n, 'codes')" \
   "$TMP/fixed.json" || { echo "FAIL: fixed work size"; fails=$((fails+1)); }
+python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); l=d['engines']['llm']
+assert d['config']['llm']['text_turn'] == 'fixed', d['config']['llm']
+assert l['n_prompt_cached'] > 0 and l['n_prompt'] - l['n_prompt_cached'] < 8, l
+print('ok: --text-turn fixed decodes only the reply (%d of %d prompt tokens cached)' % (l['n_prompt_cached'], l['n_prompt']))" \
+  "$TMP/fixed.json" || { echo "FAIL: --text-turn fixed"; fails=$((fails+1)); }
 expect_rc 1 'min-audio-s' -- speak --models "$KIT" --text "x" --min-audio-s 3 --max-audio-s 2 -o "$TMP/x.wav"
 
 # 1d. issue 18.6: --config FILE reads the knob table's names; flags on the command line win

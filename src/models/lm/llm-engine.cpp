@@ -65,17 +65,20 @@ void LlmConfig::validate() const {
     if (top_k < 0) throw_usage("llm.top_k = " + std::to_string(top_k) + ": use 0 (off) or more");
     if (!(top_p > 0.0f && top_p <= 1.0f)) throw_usage("llm.top_p must be in (0, 1]");
     if (!(min_p >= 0.0f && min_p < 1.0f)) throw_usage("llm.min_p must be in [0, 1)");
+    if (text_turn != "echo" && text_turn != "fixed")
+        throw_usage("--text-turn = '" + text_turn + "': use echo (the text as the user turn) or fixed (a fixed instruction)");
 }
 
 nlohmann::json LlmConfig::to_json() const {
     return {{"model_path", model_path}, {"placement", placement.to_json()}, {"llm_step", llm_step},
             {"max_tokens", max_tokens}, {"greedy", greedy},                 {"temperature", temperature},
             {"top_k", top_k},           {"top_p", top_p},                   {"min_p", min_p},
-            {"seed", seed},             {"system_prompt", system_prompt},   {"chat_template", chat_template}};
+            {"seed", seed},             {"system_prompt", system_prompt},   {"chat_template", chat_template},
+            {"text_turn", text_turn},   {"prompt_cache", prompt_cache}};
 }
 
 nlohmann::json LlmTimings::to_json() const {
-    return {{"load_ms", load_ms},     {"n_prompt", n_prompt},   {"prefill_ms", prefill_ms},
+    return {{"load_ms", load_ms},     {"n_prompt", n_prompt},   {"n_prompt_cached", n_prompt_cached}, {"prefill_ms", prefill_ms},
             {"n_decoded", n_decoded}, {"decode_ms", decode_ms}, {"sample_ms", sample_ms}};
 }
 
@@ -95,8 +98,30 @@ struct LlmEngine::Impl {
     size_t forced_next = 0;  // next reply token to hand out
     size_t forced_done = 0;  // reply tokens whose hidden rows are computed
     int forced_pos0 = 0;     // position of the first reply token
+    // Prompt cache: the tokens whose KV sits in sequence 0 at positions 0..size()-1 and may
+    // be reused by the next prompt (the last prompt; never the reply after it).
+    std::vector<int32_t> kv_prompt;
 
     ~Impl() { llama_batch_free(batch); }
+
+    // Keeps the longest common prefix of `toks` with the cached prompt, drops the rest of the
+    // KV and returns the prefix length (0 when `use` is false). `need_logits`: sampling needs
+    // the last token's logits, so a tail is decoded again even when all of it is cached; that
+    // tail is at least 2 tokens, because ggml's single-row products take another kernel than
+    // batched ones, and a 1-token tail would give other bits than the full prefill did.
+    int reuse_prompt(const std::vector<int32_t> &toks, bool use, bool need_logits) {
+        llama_memory_t mem = llama_get_memory(inst.ctx.get());
+        size_t c = 0;
+        if (use)
+            while (c < toks.size() && c < kv_prompt.size() && toks[c] == kv_prompt[c]) ++c;
+        if (need_logits && toks.size() - c < 2) c = toks.size() >= 2 ? toks.size() - 2 : 0;
+        if (c == 0 || !llama_memory_seq_rm(mem, 0, static_cast<llama_pos>(c), -1)) {
+            llama_memory_clear(mem, true);
+            c = 0;
+        }
+        kv_prompt.clear();  // set again once the new prompt is decoded
+        return static_cast<int>(c);
+    }
 
     void decode(const int32_t *toks, int n, int pos0, bool all_outputs, const char *what) {
         for (int s = 0; s < n; s += n_batch) {
@@ -189,7 +214,6 @@ void LlmEngine::start(const std::string &prompt) {
     if (static_cast<int>(toks.size()) >= p_->n_ctx)
         throw_usage("prompt of " + std::to_string(toks.size()) + " tokens exceeds context " + std::to_string(p_->n_ctx) +
                     " (raise the LLM n_ctx or shorten the prompt)");
-    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
     // A fresh chain per reply: the same seed gives the same reply.
     p_->sampler.reset(llama_sampler_chain_init(llama_sampler_chain_default_params()));
     llama_sampler *ch = p_->sampler.get();
@@ -202,11 +226,14 @@ void LlmEngine::start(const std::string &prompt) {
         llama_sampler_chain_add(ch, llama_sampler_init_temp(cfg_.temperature));
         llama_sampler_chain_add(ch, llama_sampler_init_dist(cfg_.seed));
     }
-    timings_ = LlmTimings{0, 0, 0, 0, 0, timings_.load_ms};
+    reset_timings();
     const auto t0 = Clock::now();
-    p_->decode(toks.data(), static_cast<int>(toks.size()), 0, false, "prompt");
+    const int cached = p_->reuse_prompt(toks, cfg_.prompt_cache, /*need_logits=*/true);
+    p_->decode(toks.data() + cached, static_cast<int>(toks.size()) - cached, cached, false, "prompt");
+    p_->kv_prompt = toks;
     timings_.prefill_ms = ms_since(t0);
     timings_.n_prompt = static_cast<int>(toks.size());
+    timings_.n_prompt_cached = cached;
     p_->pos = static_cast<int>(toks.size());
     p_->n_generated = 0;
     p_->mode = Impl::Mode::Generate;
@@ -214,18 +241,20 @@ void LlmEngine::start(const std::string &prompt) {
 
 void LlmEngine::start_text(const std::string &text) {
     check_text(text, "the text");
-    auto prefix = build_prompt(*this, cfg_, p_->tts_bos, text);
+    auto prefix = build_prompt(*this, cfg_, p_->tts_bos, cfg_.text_turn == "fixed" ? kFixedTextTurn : text);
     auto reply = tokenize(text, false);
     const size_t n_all = prefix.size() + reply.size();
     if (static_cast<int>(n_all) > p_->n_ctx)
         throw_usage("prompt of " + std::to_string(n_all) + " tokens (template + text) exceeds context " +
                     std::to_string(p_->n_ctx) + " (raise the LLM n_ctx or shorten the text)");
-    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
-    timings_ = LlmTimings{0, 0, 0, 0, 0, timings_.load_ms};
+    reset_timings();
     const auto t0 = Clock::now();
-    p_->decode(prefix.data(), static_cast<int>(prefix.size()), 0, false, "prompt");
+    const int cached = p_->reuse_prompt(prefix, cfg_.prompt_cache, /*need_logits=*/false);
+    p_->decode(prefix.data() + cached, static_cast<int>(prefix.size()) - cached, cached, false, "prompt");
+    p_->kv_prompt = prefix;
     timings_.prefill_ms = ms_since(t0);
     timings_.n_prompt = static_cast<int>(n_all);
+    timings_.n_prompt_cached = cached;
     // The reply's hidden states are computed lazily, a step's worth per next_step() (see
     // forced_compute): the first step leaves after the template + llm_step tokens, not
     // after the whole text, which is what the first audio waits for.
@@ -265,9 +294,31 @@ void LlmEngine::warm() {
     const int n = static_cast<int>(std::min<size_t>(toks.size(), static_cast<size_t>(p_->n_batch)));
     if (n < 1 || n + 1 > p_->n_ctx) return;
     llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    p_->kv_prompt.clear();
     p_->decode(toks.data(), n, 0, true, "warm-up");
     p_->decode(toks.data(), 1, n, false, "warm-up");
     llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    if (!cfg_.prompt_cache) return;
+    // The shared part of every prompt, decoded once now: with text mode "fixed" the whole
+    // template; otherwise what precedes the user's words (system turn, user-turn header).
+    std::vector<int32_t> shared;
+    if (cfg_.chat_template && cfg_.text_turn == "fixed") {
+        shared = build_prompt(*this, cfg_, p_->tts_bos, kFixedTextTurn);
+    } else if (cfg_.chat_template) {
+        if (!cfg_.system_prompt.empty())
+            shared = tokenize("<|im_start|>system\n" + cfg_.system_prompt + "<|im_end|>\n", true);
+        auto u = tokenize("<|im_start|>user\n", true);
+        shared.insert(shared.end(), u.begin(), u.end());
+    }
+    if (shared.empty() || static_cast<int>(shared.size()) >= p_->n_ctx) return;
+    p_->decode(shared.data(), static_cast<int>(shared.size()), 0, false, "prompt cache");
+    p_->kv_prompt = shared;
+}
+
+void LlmEngine::reset_timings() {
+    LlmTimings t;
+    t.load_ms = timings_.load_ms;
+    timings_ = t;
 }
 
 bool LlmEngine::done() const { return p_->mode == Impl::Mode::Idle; }

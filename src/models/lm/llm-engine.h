@@ -37,6 +37,14 @@ struct LlmConfig {
     uint32_t seed = 42;            // sampler seed; the chain is re-created on every start()
     std::string system_prompt;     // "" = no system turn
     bool chat_template = true;     // wrap the prompt in the simplex template (spec §2.2); false = raw text
+    // Text mode's user turn (start_text): "echo" = the text itself (the reply repeats the
+    // user's words; the prefill grows with the text), "fixed" = kFixedTextTurn, the same for
+    // every text, so the whole template is a cached prefix and only the reply is computed.
+    // The reply's hidden states depend on the turn: "fixed" changes the math.
+    std::string text_turn = "echo";
+    // Keep the KV of the last prompt and reuse its longest common prefix with the next one
+    // (system turn, template, a fixed text turn). Same math; off = clear the cache per reply.
+    bool prompt_cache = true;
 
     void validate() const;         // throws rtf::Error(Usage) naming the field
     nlohmann::json to_json() const;
@@ -53,8 +61,12 @@ struct LlmStep {
     std::string stop;                // when is_last: "eos", "max_tokens", "context" or "text_end"
 };
 
+// The user turn of text mode's "fixed" text_turn.
+inline constexpr const char *kFixedTextTurn = "Read the following text aloud.";
+
 struct LlmTimings {
     int n_prompt = 0;       // tokens prefilled (text mode: template + the forced text)
+    int n_prompt_cached = 0;  // of those, reused from the prompt cache (not decoded)
     double prefill_ms = 0;  // llama_decode time of the prompt (text mode: and of the forced
                             // text, computed a step at a time as next_step() asks for it)
     int n_decoded = 0;      // single-token decodes (one per reply token)
@@ -83,7 +95,9 @@ public:
     // pass (so the first step does not wait for the whole text).
     void start_text(const std::string &text);
     // One throw-away prompt pass and decode, to pay first-touch costs at load (speak's
-    // load_engines calls it). Leaves the KV cache empty.
+    // load_engines calls it). Then, with prompt_cache, prefills the part of the template every
+    // reply shares (system turn and user-turn header; text mode "fixed": the whole template),
+    // so the first reply already reuses it.
     void warm();
     // Next step; after a step with is_last, call start() again. Throws Usage if not started.
     LlmStep next_step();
@@ -102,6 +116,7 @@ public:
 
 private:
     void forced_compute(size_t upto);  // hidden rows of the forced reply up to token `upto`
+    void reset_timings();              // per reply; load_ms stays
     struct Impl;
     std::unique_ptr<Impl> p_;
     LlmConfig cfg_;
