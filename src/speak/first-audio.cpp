@@ -44,6 +44,7 @@ std::string ms(double v) {
 nlohmann::json to_json(const FirstAudio &f) {
     return {{"first_audio_ms", num(f.first_audio_ms)},
             {"window_codes", f.window_codes},
+            {"priority_timeouts", f.priority_timeouts},
             {"parts",
              {{"llm_prefill_ms", num(f.llm_prefill_ms)},
               {"llm_first_step_ms", num(f.llm_first_step_ms)},

@@ -46,6 +46,10 @@ struct FirstAudio {
     double t2w_wait_ms = std::numeric_limits<double>::quiet_NaN();
     double t2w_first_window_ms = std::numeric_limits<double>::quiet_NaN();
     int window_codes = 0;  // codes Token2Wav's first window waited for
+    // --first-audio-priority: waits (LLM, TTS) that ran out of time instead of ending on the
+    // first PCM or on the TTS's need for text; > 0 means the priority held a stage back for
+    // nothing (first_audio_wait_max_ms each).
+    int priority_timeouts = 0;
 };
 
 // `origin_ms`: the request time on the marks' clock; `first_audio_ms`: since the request.

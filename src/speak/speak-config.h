@@ -52,10 +52,13 @@ struct SpeakConfig {
     // not the twin's arbitrary one. Tokens per second of audio; 0 = off. Real kits are
     // never capped.
     double twin_text_rate = 4.0;
-    // First-audio priority: once the TTS has handed on the codes of Token2Wav's first
-    // window, it waits until that window's PCM is out (at most first_audio_wait_max_ms),
-    // so the first window gets every core instead of sharing them with TTS decoding. Same
-    // math; costs the TTS that much head start on the second window (watch starvation).
+    // First-audio priority: until the first PCM is out, only the critical path computes.
+    // The LLM, after its first step, computes another only when the TTS has used up its
+    // text; the TTS, once it has handed on the codes of Token2Wav's first window, waits
+    // for that window's PCM. Each wait is at most first_audio_wait_max_ms. So the TTS's
+    // first codes and the first window get every core instead of sharing them with text
+    // the listener does not need yet. Same math; costs the LLM and TTS that much head start
+    // on the rest (watch starvation).
     bool first_audio_priority = false;
     static constexpr double first_audio_wait_max_ms = 5000;
 

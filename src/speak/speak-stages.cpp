@@ -20,6 +20,27 @@ double now_ms() {
 struct CapReached {};
 }  // namespace
 
+void SpeakShared::wait_first_pcm(std::chrono::steady_clock::time_point deadline, bool or_hungry) {
+    // Short slices, so a cancel (which has no condition variable of its own) is seen soon.
+    std::unique_lock<std::mutex> lk(first_mu);
+    while (!first_pcm.load(std::memory_order_acquire) && !(or_hungry && tts_hungry.load(std::memory_order_acquire)) &&
+           std::chrono::steady_clock::now() < deadline && !(cancel && cancel->cancelled())) {
+        first_cv.wait_for(lk, std::chrono::milliseconds(20));
+    }
+    if (!first_pcm.load(std::memory_order_acquire) && !(or_hungry && tts_hungry.load(std::memory_order_acquire)) &&
+        !(cancel && cancel->cancelled()))
+        priority_timeouts.fetch_add(1, std::memory_order_relaxed);
+    if (or_hungry) tts_hungry.store(false, std::memory_order_release);
+}
+
+namespace {
+std::chrono::steady_clock::time_point first_audio_deadline() {
+    return std::chrono::steady_clock::now() +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+               std::chrono::duration<double, std::milli>(SpeakConfig::first_audio_wait_max_ms));
+}
+}  // namespace
+
 // ---- LLM -------------------------------------------------------------------------------
 
 LlmStage::LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, SpeakShared &shared,
@@ -70,6 +91,11 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
         if (!item.text_tokens.empty()) shared_.mark(shared_.marks.first_text);
         out.emit(std::move(item));
         if (last) break;
+        // First-audio priority: no text ahead of the TTS's need until the first PCM is out.
+        if (shared_.first_audio_priority && !shared_.first_pcm.load(std::memory_order_acquire)) {
+            if (wait_until_ == std::chrono::steady_clock::time_point{}) wait_until_ = first_audio_deadline();
+            shared_.wait_first_pcm(wait_until_, /*or_hungry=*/true);
+        }
     }
 }
 
@@ -117,15 +143,8 @@ void TtsStage::on_chunk(const lm::AudioChunk &c) {
     out_->emit(std::move(item));
     if (window_ready && shared_.first_audio_priority && !waited_first_) {
         waited_first_ = true;
-        // Bounded whatever happens downstream (a failing T2W stage never raises the flag):
-        // short slices that also watch the run's cancel token, first_audio_wait_max_ms in all.
-        const auto until = std::chrono::steady_clock::now() +
-                           std::chrono::duration<double, std::milli>(SpeakConfig::first_audio_wait_max_ms);
-        std::unique_lock<std::mutex> lk(shared_.first_mu);
-        while (!shared_.first_pcm.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until &&
-               !(shared_.cancel && shared_.cancel->cancelled())) {
-            shared_.first_cv.wait_for(lk, std::chrono::milliseconds(20));
-        }
+        // Bounded whatever happens downstream (a failing T2W stage never raises the flag).
+        shared_.wait_first_pcm(first_audio_deadline(), /*or_hungry=*/false);
     }
     if (capped) {
         shared_.enough.store(true, std::memory_order_release);
@@ -145,6 +164,8 @@ void TtsStage::process(pipe::Item &&in, pipe::Emitter &out) {
         tts_.feed(input);  // chunks leave through on_chunk(); the returned copies are not needed
     } catch (const CapReached &) {
     }
+    // Its text is used up: an LLM held back by first-audio priority may compute the next step.
+    if (shared_.first_audio_priority && !shared_.first_pcm.load(std::memory_order_acquire)) shared_.raise(shared_.tts_hungry);
 }
 
 void TtsStage::finish(pipe::Emitter &out) {

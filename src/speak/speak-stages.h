@@ -17,6 +17,7 @@
 // Each stage runs on its own worker thread; SpeakShared's vectors are written by one
 // stage each and read only after run_pipeline() returned (joined).
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -49,19 +50,27 @@ struct SpeakShared {
         if (clock) FirstAudioMarks::set_once(m, clock->now_ms());
     }
     // First-audio priority (SpeakConfig::first_audio_priority): the T2W stage raises
-    // first_pcm when its first window is done (or it stops); the TTS waits for it, bounded.
+    // first_pcm when its first window is done; the TTS waits for it once it has handed on
+    // that window's codes; the LLM waits after each step for it or for tts_hungry (the TTS
+    // has used up its text and will ask for more). All waits are bounded and cancel-aware.
     bool first_audio_priority = false;
     const pipe::CancelToken *cancel = nullptr;  // the run's, if any
     std::atomic<bool> first_pcm{false};
+    std::atomic<bool> tts_hungry{false};
+    std::atomic<int> priority_timeouts{0};  // waits that ended at their deadline
     std::mutex first_mu;
     std::condition_variable first_cv;
-    void raise_first_pcm() {
+    void raise(std::atomic<bool> &flag) {
         {
             std::lock_guard<std::mutex> lk(first_mu);
-            first_pcm.store(true, std::memory_order_release);
+            flag.store(true, std::memory_order_release);
         }
         first_cv.notify_all();
     }
+    void raise_first_pcm() { raise(first_pcm); }
+    // Waits until first_pcm (or, with `or_hungry`, tts_hungry, which it then clears), the
+    // run is cancelled or `deadline` passes.
+    void wait_first_pcm(std::chrono::steady_clock::time_point deadline, bool or_hungry);
 };
 
 class LlmStage : public pipe::Stage {
@@ -78,6 +87,7 @@ private:
     bool text_mode_;
     SpeakShared &shared_;
     int64_t max_text_tokens_;
+    std::chrono::steady_clock::time_point wait_until_{};  // first-audio priority: end of the LLM's waits
 };
 
 class TtsStage : public pipe::Stage {

@@ -108,6 +108,7 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     r.n_samples = n_samples;
     r.first_audio = first_audio_breakdown(shared.marks, r.run.record.clock_origin_ms, r.run.metrics.first_audio_ms,
                                           shared.window_codes);
+    r.first_audio.priority_timeouts = shared.priority_timeouts.load();
     r.t2w_graphs_built = engines.t2w_stream->graphs_built() - graphs_before;
     r.t2w_rebuilt = rebuilt;
     r.engines = {{"kit", engines.kit.to_json()},

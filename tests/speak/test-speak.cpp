@@ -4,6 +4,7 @@
 // paths are covered end to end by speak.sh; these pin the layer's own contract.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -135,11 +136,14 @@ TEST_F(Speak, ShortFirstWindowStartsAfterFewCodes) {
     EXPECT_TRUE(chunks.back().last);
 }
 
-// --first-audio-priority changes when the TTS works, not what anyone computes: the same
-// codes and the same PCM, sample for sample, with the TTS paused during the first window.
+// --first-audio-priority changes when the LLM and TTS work, not what anyone computes: the
+// same codes and the same PCM, sample for sample, with the TTS paused during the first
+// window. With 3-token LLM steps the TTS needs several steps before the first window's
+// codes, so the held-back LLM must hand them on as the TTS asks (tts_hungry), never
+// waiting out its deadline.
 TEST_F(Speak, FirstAudioPriorityKeepsTheMath) {
-    auto base = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"},
-                        {"t2w-first-window", "10"}});
+    auto base = config({{"text", "One two three four five six seven eight nine ten eleven twelve."},
+                        {"max-audio-s", "2"}, {"min-audio-s", "2"}, {"llm-step", "3"}, {"t2w-first-window", "10"}});
     auto prio = base;
     prio.first_audio_priority = true;
     auto engines = speak::load_engines(base);
@@ -151,4 +155,9 @@ TEST_F(Speak, FirstAudioPriorityKeepsTheMath) {
     ASSERT_EQ(a.size(), b.size());
     EXPECT_EQ(a, b);
     EXPECT_TRUE(std::isfinite(rb.first_audio.t2w_first_window_ms));
+    // the held-back LLM may have made less text ahead when the audio cap stopped the run
+    ASSERT_GT(rb.text_tokens.size(), 6u);
+    ASSERT_LE(rb.text_tokens.size(), ra.text_tokens.size());
+    EXPECT_TRUE(std::equal(rb.text_tokens.begin(), rb.text_tokens.end(), ra.text_tokens.begin()));
+    EXPECT_EQ(rb.first_audio.priority_timeouts, 0) << speak::to_line(rb.first_audio);
 }
