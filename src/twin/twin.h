@@ -12,7 +12,8 @@
 //
 // Kit layout (the reference runtime's, spec §1.1): DIR/MiniCPM-o-4_5-<TYPE>.gguf (LLM),
 // DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf, DIR/tts/MiniCPM-o-4_5-projector-F16.gguf,
-// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf, and
+// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf,
+// DIR/audio/MiniCPM-o-4_5-audio-F16.gguf (the duplex audio encoder, role `apm`), and
 // DIR/rtf-kit.json (family, scale, type, seed, dims, files with roles and sizes).
 //
 // Determinism: the same options (seed, dims, type, vocabulary file) give identical bytes.

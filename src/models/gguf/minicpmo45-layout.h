@@ -13,6 +13,12 @@
 //         names that exist (encoders.{i}, up_encoders.{i}, estimator.blocks.{i}).
 // Interface constants never shrink: LLM vocabulary 151748, TTS vocabulary 158626 = 6562 audio
 // classes + 152064 text rows, 80 mel bins, 192 speaker dims, 6561 codes.
+//
+// The audio encoder (`apm`, duplex-input spec §1: Whisper-medium encoder + a 2-layer projector
+// to the LLM width) follows the same scales: full 24 x 1024 (16 heads, FFN 4096), projector
+// 1024 -> 4096 -> 4096; cpu the same encoder with the projector ending at the cpu LLM's 1024;
+// tiny 2 x 64 (2 heads, FFN 256) -> 128 -> 128. At every scale the positional table keeps its
+// 1500 rows (the streaming KV cache's 30 s, spec §1.5) and the mel filter bank its 80 x 201.
 #include <cstdint>
 #include <string>
 
@@ -71,6 +77,19 @@ struct PromptCacheDims {
     int64_t d = 512, n_head = 8, head_dim = 64, n_conf_layers = 10, n_dit_blocks = 16, n_steps = 5, L = 302;
 };
 
+// Audio encoder (duplex-input spec §1.2-1.3). Widths from the MiniCPM-o 4.5 module dump
+// (llama.cpp-omni convert/model.txt): conv 80 -> 1024, 24 layers, k_proj without bias,
+// fc1 1024 -> 4096, projector linear1 1024 -> 4096, linear2 4096 -> 4096.
+inline constexpr int64_t kApmCtx = 1500;     // positional_embedding rows = KV-cache tokens
+inline constexpr int64_t kApmFftBins = 201;  // mel filter columns: 1 + n_fft(400) / 2
+inline constexpr int64_t kApmPool = 5;       // average pooling kernel = stride over encoder tokens
+struct ApmDims {
+    int64_t n_layer = 24, d = 1024, n_head = 16, n_ff = 4096;
+    int64_t n_mel = kMel, n_ctx = kApmCtx;
+    int64_t n_proj = 4096;  // projector linear1 output (the LLM width in the real model)
+    int64_t n_out = 4096;   // projector linear2 output = the LLM's n_embd (one embedding row per 5 tokens)
+};
+
 struct Dims {
     LlmDims llm;
     TtsDims tts;
@@ -80,6 +99,7 @@ struct Dims {
     FlowExtraDims flow_extra;
     HiftDims hift;
     PromptCacheDims prompt_cache;
+    ApmDims apm;
 };
 
 enum class Scale { tiny, cpu, full };
@@ -105,6 +125,9 @@ FileLayout flow_matching_layout(const FlowMatchingDims &d);
 FileLayout flow_extra_layout(const FlowExtraDims &d);
 FileLayout hifigan2_layout(const HiftDims &d);
 FileLayout prompt_cache_layout(const PromptCacheDims &d);
+// Audio encoder, always F16 matrices (the bundle ships only audio/MiniCPM-o-4_5-audio-F16.gguf).
+// Its metadata carries the librosa/Slaney mel filter bank (core/mel-filters.h) as `filters`.
+FileLayout apm_layout(const ApmDims &d);
 
 FileLayout layout_for(Role r, const Dims &d, WeightType t);
 
