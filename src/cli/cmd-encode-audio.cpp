@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +28,7 @@ namespace {
 
 struct EncodeAudioCmd {
     std::string models, input, json_path;
-    int threads = 4;
+    int threads = 0;  // 0: min(4, hardware threads)
     int frame_ms = 1000;
     bool no_streaming = false;
     bool quiet = false;
@@ -44,6 +45,7 @@ int run_encode_audio(EncodeAudioCmd c) {
     if (c.json_path == "-") c.quiet = true;  // stdout carries the JSON alone
     if (c.frame_ms < 100 || c.frame_ms > 30000)
         throw_usage("--frame-ms: " + std::to_string(c.frame_ms) + " is out of range (100..30000)");
+    if (c.threads == 0) c.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
     apm::ApmConfig cfg;
     cfg.n_threads = c.threads;
     cfg.streaming = !c.no_streaming;
@@ -156,7 +158,10 @@ void add_encode_audio_command(CLI::App &app, Action &action) {
         "Example: rtf encode-audio --models kit --input speech.wav --json enc.json");
     sub->add_option("--models", c->models, "Kit directory (needs audio/MiniCPM-o-4_5-audio-F16.gguf)")->required();
     sub->add_option("--input", c->input, "Recording (WAV or any file libsndfile reads; any rate and channels)")->required();
-    sub->add_option("--threads", c->threads, "ggml CPU threads of the encoder graph")->default_val(c->threads);
+    sub->add_option("--threads", c->threads,
+                    "ggml CPU threads of the encoder graph (default 0 = min(4, CPUs); on a busy machine fewer threads "
+                    "than cores avoid ggml's spinning barriers)")
+        ->default_val(c->threads);
     sub->add_option("--frame-ms", c->frame_ms, "Frame length, ms (a duplex client sends 1000)")->default_val(c->frame_ms);
     sub->add_flag("--no-streaming", c->no_streaming,
                   "Every frame from an empty cache (default: each frame attends to the earlier ones, up to 30 s)");

@@ -62,6 +62,6 @@ expect_rc 1 'text.wav' -- encode-audio --models "$K" --input "$TMP/text.wav"
 mkdir -p "$TMP/empty-kit"
 expect_rc 1 'no audio encoder.*rtf twin --only apm' -- encode-audio --models "$TMP/empty-kit" --input "$TMP/speech.wav"
 expect_rc 1 'frame-ms' -- encode-audio --models "$K" --input "$TMP/speech.wav" --frame-ms 50
-expect_rc 1 'threads' -- encode-audio --models "$K" --input "$TMP/speech.wav" --threads 0
+expect_rc 1 'threads' -- encode-audio --models "$K" --input "$TMP/speech.wav" --threads -1
 expect_rc 1 'required' -- encode-audio --input "$TMP/speech.wav"
 finish
