@@ -2,6 +2,7 @@
 // or a twin of any GGUF file from its header (--like).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -22,7 +23,7 @@ namespace m45 = rtf::gguf::minicpmo45;
 struct TwinCliOptions {
     std::string family = "minicpmo45", scale = "tiny", type = "f16", out, like, only, vocab, json;
     uint64_t seed = 0;
-    bool dry_run = false, quiet = false;
+    bool dry_run = false, quiet = false, vision = false;
     // Dimension overrides (0 = the scale's value).
     int64_t llm_layers = 0, llm_hidden = 0, llm_ff = 0, llm_heads = 0, llm_kv_heads = 0, llm_head_dim = 0;
     int64_t tts_layers = 0, tts_hidden = 0, tts_ff = 0, tts_heads = 0;
@@ -97,6 +98,8 @@ int run_twin(const TwinCliOptions &c) {
         o.roles.clear();
         for (const auto &s : split(c.only, ',')) o.roles.push_back(gguf::parse_role(trim(s), "--only"));
     }
+    if (c.vision && std::find(o.roles.begin(), o.roles.end(), gguf::Role::vpm) == o.roles.end())
+        o.roles.push_back(gguf::Role::vpm);
     o.progress = make_progress(c.quiet || c.dry_run);
     const auto r = twin::make_kit(o);
     for (const auto &f : r.files)
@@ -133,10 +136,13 @@ static void add_twin_command(CLI::App &app, Action &action) {
     sub->add_option("--like", c->like, "Twin of this GGUF file from its header alone (all keys, tensor names, "
                                        "shapes, types; random data)");
     sub->add_option("--only", c->only, "Comma-separated files to write: llm,tts,projector,encoder,flow_matching,"
-                                       "flow_extra,hifigan2,prompt_cache,apm (default all; apm = the duplex audio "
-                                       "encoder). Into an existing kit: rtf-kit.json keeps the files not rewritten");
+                                       "flow_extra,hifigan2,prompt_cache,apm,vpm (default all but vpm; apm / vpm = the "
+                                       "duplex audio / vision encoder). Into an existing kit: rtf-kit.json keeps the "
+                                       "files not rewritten");
     sub->add_option("--vocab", c->vocab, "Vocabulary GGUF for the tokenizers (default: llama.cpp's "
                                          "ggml-vocab-qwen2.gguf in the build's vocab folder)");
+    sub->add_flag("--vision", c->vision, "Also write the vision encoder (vision/MiniCPM-o-4_5-vision-F16.gguf: SigLIP "
+                                         "+ resampler; its ViT widths are the converter's defaults, unverified)");
     sub->add_flag("--dry-run", c->dry_run, "Print each file's size (computed from the header it would write); write nothing");
     sub->add_flag("--quiet", c->quiet, "No progress lines on stderr");
     sub->add_option("--json", c->json, "Write the kit description (as rtf-kit.json) to this file ('-' = stdout)");

@@ -396,6 +396,13 @@ void KitOptions::validate() const {
     if (a.n_out != l.n_embd)
         throw_usage("dims: the audio projector's output (" + std::to_string(a.n_out) + ") must equal the LLM hidden size " +
                     std::to_string(l.n_embd));
+    const auto &v = dims.vpm;
+    if (v.d < 1 || v.n_head < 1 || v.d % v.n_head != 0)
+        throw_usage("dims: the vision encoder's heads (" + std::to_string(v.n_head) + ") must divide its width " +
+                    std::to_string(v.d));
+    if (v.n_embd != l.n_embd)
+        throw_usage("dims: the vision resampler's width (" + std::to_string(v.n_embd) + ") must equal the LLM hidden size " +
+                    std::to_string(l.n_embd));
     if (dims.projector.n_out != t.n_embd)
         throw_usage("dims: the projector output (" + std::to_string(dims.projector.n_out) + ") must equal the TTS hidden size " +
                     std::to_string(t.n_embd));
@@ -433,7 +440,11 @@ nlohmann::json KitOptions::to_json() const {
                 {"n_dit_blocks", d.prompt_cache.n_dit_blocks}, {"n_conf_layers", d.prompt_cache.n_conf_layers}}},
               {"apm",
                {{"n_layer", d.apm.n_layer}, {"d", d.apm.d}, {"n_head", d.apm.n_head}, {"n_ff", d.apm.n_ff},
-                {"n_mel", d.apm.n_mel}, {"n_ctx", d.apm.n_ctx}, {"n_proj", d.apm.n_proj}, {"n_out", d.apm.n_out}}}}}};
+                {"n_mel", d.apm.n_mel}, {"n_ctx", d.apm.n_ctx}, {"n_proj", d.apm.n_proj}, {"n_out", d.apm.n_out}}},
+              {"vpm",
+               {{"n_layer", d.vpm.n_layer}, {"d", d.vpm.d}, {"n_head", d.vpm.n_head}, {"n_ff", d.vpm.n_ff},
+                {"patch", d.vpm.patch}, {"image_size", d.vpm.image_size}, {"n_query", d.vpm.n_query},
+                {"n_embd", d.vpm.n_embd}}}}}};
 }
 
 nlohmann::json KitResult::to_json(const KitOptions &o) const {

@@ -148,6 +148,7 @@ TEST(LayoutCheck, RoleFromName) {
     EXPECT_EQ(detect_role("MiniCPM-o-4_5-Q4_K_M.gguf", nullptr), std::nullopt);  // needs the content
     EXPECT_EQ(detect_role("audio/MiniCPM-o-4_5-audio-F16.gguf", nullptr), Role::apm);
     EXPECT_EQ(detect_role("minicpmo-apm.gguf", nullptr), Role::apm);  // the converter's own name
+    EXPECT_EQ(detect_role("vision/MiniCPM-o-4_5-vision-F16.gguf", nullptr), Role::vpm);
 }
 
 TEST(LayoutCheck, AudioEncoderKeysAreChecked) {

@@ -30,6 +30,27 @@ TEST(Layout, FullScaleTensorCountsMatchSpec) {
     EXPECT_EQ(llm_layout(d.llm, WeightType::f16).tensors.size(), 36u * 11u + 3u);
     // audio encoder: conv1/2 w+b, positions, 24 x 15 (no key bias), ln_post w+b, projector 4
     EXPECT_EQ(apm_layout(d.apm).tensors.size(), 5u + 24u * 15u + 2u + 4u);
+    // vision encoder: resampler 18, patch w+b, positions, 27 x 16, post_ln w+b
+    EXPECT_EQ(vpm_layout(d.vpm).tensors.size(), 18u + 3u + 27u * 16u + 2u);
+}
+
+TEST(Layout, VisionEncoderShapesAndTypesAsTheConverterWritesThem) {
+    const Dims d = dims_for_scale(Scale::full);
+    const auto v = vpm_layout(d.vpm);
+    EXPECT_EQ(v.file_name, "vision/MiniCPM-o-4_5-vision-F16.gguf");
+    EXPECT_EQ(get(v, "v.patch_embd.weight").ne, (NE{14, 14, 3, 1152}));
+    EXPECT_EQ(get(v, "v.patch_embd.weight").type, GGML_TYPE_F16);
+    EXPECT_EQ(get(v, "v.position_embd.weight").ne, (NE{1152, 4900, 1, 1}));
+    EXPECT_EQ(get(v, "v.position_embd.weight").type, GGML_TYPE_F16);  // 2-D ".weight" -> F16
+    EXPECT_EQ(get(v, "v.blk.26.ffn_down.weight").ne, (NE{1152, 4304, 1, 1}));  // HF fc1 under the swapped name
+    EXPECT_EQ(get(v, "v.blk.26.ffn_up.weight").ne, (NE{4304, 1152, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.query").ne, (NE{4096, 64, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.query").type, GGML_TYPE_F32);
+    EXPECT_EQ(get(v, "resampler.kv.weight").ne, (NE{1152, 4096, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.pos_embed_k").ne, (NE{4096, 4900, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.proj.weight").type, GGML_TYPE_F16);
+    EXPECT_EQ(get(vpm_layout(dims_for_scale(Scale::cpu).vpm), "resampler.query").ne[0], 1024);  // the cpu LLM width
+    EXPECT_EQ(get(vpm_layout(dims_for_scale(Scale::tiny).vpm), "v.position_embd.weight").ne, (NE{64, 4900, 1, 1}));
 }
 
 TEST(Layout, AudioEncoderShapesTypesAndKeys) {

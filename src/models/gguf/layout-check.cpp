@@ -101,6 +101,7 @@ std::optional<Role> detect_role(const std::string &path, const GgufFile *f) {
     if (b == "prompt_cache.gguf") return Role::prompt_cache;
     // The bundle's audio/MiniCPM-o-4_5-audio-F16.gguf, or the converter's minicpmo-apm.gguf.
     if (b.find("-audio-") != std::string::npos || b.find("apm") != std::string::npos) return Role::apm;
+    if (b.find("-vision-") != std::string::npos || b.find("vpm") != std::string::npos) return Role::vpm;
     if (b.find("projector") != std::string::npos) return Role::projector;
     if (b.find("-tts-") != std::string::npos || b.rfind("tts", 0) == 0) return Role::tts;
     if (!f) return std::nullopt;
@@ -108,6 +109,7 @@ std::optional<Role> detect_role(const std::string &path, const GgufFile *f) {
     if (arch == "qwen3") return Role::llm;
     if (arch == "projector") return Role::projector;
     if (arch == "whisper" || f->find_tensor("encoder.conv1.weight")) return Role::apm;
+    if (arch == "clip" || f->find_tensor("v.patch_embd.weight")) return Role::vpm;
     if (arch == "llama" && f->find_tensor("emb_code.0.weight")) return Role::tts;
     if (f->find_tensor("embed.out.0.weight") || has_prefix(*f, "encoders.")) return Role::encoder;
     if (has_prefix(*f, "estimator.")) return Role::flow_matching;
@@ -179,6 +181,19 @@ Dims infer_dims(const GgufFile &f, Role r) {
             a.n_ctx = key_or(f, "max_source_positions", kApmCtx);
             a.n_proj = tensor_dim(f, "audio_projector.linear1.weight", 1, a.n_proj);
             a.n_out = tensor_dim(f, "audio_projector.linear2.weight", 1, a.n_out);
+            break;
+        }
+        case Role::vpm: {
+            auto &v = d.vpm;
+            const std::string c = "clip.vision.";
+            v.n_layer = key_or(f, c + "block_count", count_blocks(f, "v.blk."));
+            v.d = key_or(f, c + "embedding_length", tensor_dim(f, "v.patch_embd.weight", 3, v.d));
+            v.n_head = key_or(f, c + "attention.head_count", v.n_head);
+            v.n_ff = key_or(f, c + "feed_forward_length", v.n_ff);
+            v.patch = key_or(f, c + "patch_size", v.patch);
+            v.image_size = key_or(f, c + "image_size", v.image_size);
+            v.n_embd = tensor_dim(f, "resampler.query", 0, v.n_embd);
+            v.n_query = tensor_dim(f, "resampler.query", 1, v.n_query);
             break;
         }
         case Role::flow_extra:

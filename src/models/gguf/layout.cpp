@@ -15,6 +15,7 @@ const char *role_name(Role r) noexcept {
         case Role::hifigan2: return "hifigan2";
         case Role::prompt_cache: return "prompt_cache";
         case Role::apm: return "apm";
+        case Role::vpm: return "vpm";
     }
     return "?";
 }

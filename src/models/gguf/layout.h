@@ -17,14 +17,21 @@
 
 namespace rtf::gguf {
 
-// The files of MiniCPM-o 4.5 (speak-path spec §1.1; duplex-input spec §1.1 for `apm`, the
-// audio encoder of the duplex input side). One role per file. `encoder` is Token2Wav's
-// conformer encoder, `apm` the Whisper audio encoder.
-enum class Role { llm, tts, projector, encoder, flow_matching, flow_extra, hifigan2, prompt_cache, apm };
+// The files of MiniCPM-o 4.5 (speak-path spec §1.1; duplex-input spec §1.1 / §3.1 for `apm` and
+// `vpm`, the audio and vision encoders of the duplex input side). One role per file.
+// `encoder` is Token2Wav's conformer encoder, `apm` the Whisper audio encoder, `vpm` the
+// SigLIP vision encoder with its resampler.
+enum class Role { llm, tts, projector, encoder, flow_matching, flow_extra, hifigan2, prompt_cache, apm, vpm };
 
-inline constexpr std::array<Role, 9> all_roles{Role::llm,           Role::tts,        Role::projector,
-                                               Role::encoder,       Role::flow_matching, Role::flow_extra,
-                                               Role::hifigan2,      Role::prompt_cache, Role::apm};
+inline constexpr std::array<Role, 10> all_roles{Role::llm,      Role::tts,           Role::projector,
+                                                Role::encoder,  Role::flow_matching, Role::flow_extra,
+                                                Role::hifigan2, Role::prompt_cache,  Role::apm,
+                                                Role::vpm};
+// What `rtf twin` writes unless told otherwise: every role but the vision encoder (optional:
+// `rtf twin --vision`, or `--only vpm`).
+inline constexpr std::array<Role, 9> default_kit_roles{Role::llm,      Role::tts,           Role::projector,
+                                                       Role::encoder,  Role::flow_matching, Role::flow_extra,
+                                                       Role::hifigan2, Role::prompt_cache,  Role::apm};
 
 const char *role_name(Role r) noexcept;  // "llm", "tts", "projector", "encoder", ..., "apm"
 // Parses a role name; throws rtf::Error(Usage) naming `what` and the allowed names.

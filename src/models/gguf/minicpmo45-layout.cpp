@@ -157,6 +157,7 @@ Dims dims_for_scale(Scale s) {
     d.tts.n_llm_embd = d.llm.n_embd;
     d.projector.n_in = d.llm.n_embd;
     d.apm.n_proj = d.apm.n_out = d.llm.n_embd;
+    d.vpm.n_embd = d.llm.n_embd;
     if (s == Scale::cpu) return d;
     d.llm.n_layer = 2;
     d.llm.n_embd = 128;
@@ -183,6 +184,10 @@ Dims dims_for_scale(Scale s) {
     d.apm.d = 64;
     d.apm.n_head = 2;
     d.apm.n_ff = 256;
+    d.vpm.n_layer = 2;
+    d.vpm.d = 64;
+    d.vpm.n_head = 2;
+    d.vpm.n_ff = 128;
     derive_dependent_dims(d);
     return d;  // HiFT and flow_extra keep full shape; prompt_cache follows the block counts
 }
@@ -193,6 +198,7 @@ void derive_dependent_dims(Dims &d) {
     // The audio projector ends in the LLM width (its rows are prefilled into the LLM); its
     // hidden width is the LLM width too in the real model (1024 -> 4096 -> 4096).
     d.apm.n_proj = d.apm.n_out = d.llm.n_embd;
+    d.vpm.n_embd = d.llm.n_embd;  // the resampler's output rows are prefilled into the LLM
 }
 
 std::string file_name(Role r, WeightType t) {
@@ -206,6 +212,7 @@ std::string file_name(Role r, WeightType t) {
         case Role::hifigan2: return "token2wav-gguf/hifigan2.gguf";
         case Role::prompt_cache: return "token2wav-gguf/prompt_cache.gguf";
         case Role::apm: return "audio/MiniCPM-o-4_5-audio-F16.gguf";  // duplex-input spec §1.1
+        case Role::vpm: return "vision/MiniCPM-o-4_5-vision-F16.gguf";  // duplex-input spec §3.1
     }
     return "";
 }
@@ -515,6 +522,77 @@ FileLayout apm_layout(const ApmDims &d) {
     return b.L;
 }
 
+FileLayout vpm_layout(const VpmDims &d) {
+    B b;
+    b.L.role = Role::vpm;
+    b.L.file_name = file_name(Role::vpm, WeightType::f16);
+    // Keys as convert_vpm.py writes them (spec §3.2). The loader requires the clip.vision
+    // widths, eps, image and patch size, and asserts image_mean / image_std.
+    const std::string v = "clip.vision.";
+    b.kv("general.architecture", std::string("clip"), false, false);
+    b.kv("clip.has_text_encoder", false, false, false);
+    b.kv("clip.has_vision_encoder", true, false, false);
+    b.kv("clip.has_minicpmv_projector", true, false, false);
+    b.kv("general.file_type", uint32_t{1}, false, false);
+    b.kv("general.description", std::string("image encoder for MiniCPM-V"), false, false);
+    b.kv("clip.projector_type", std::string("resampler"), true, false);
+    b.kv("clip.minicpmv_version", d.version, false, false);
+    b.kv(v + "image_size", static_cast<uint32_t>(d.image_size));
+    b.kv(v + "patch_size", static_cast<uint32_t>(d.patch));
+    b.kv(v + "embedding_length", static_cast<uint32_t>(d.d));
+    b.kv(v + "feed_forward_length", static_cast<uint32_t>(d.n_ff));
+    b.kv(v + "projection_dim", uint32_t{0});
+    b.kv(v + "attention.head_count", static_cast<uint32_t>(d.n_head));
+    b.kv(v + "attention.layer_norm_epsilon", 1e-6f);
+    b.kv(v + "block_count", static_cast<uint32_t>(d.n_layer));
+    b.kv("clip.minicpmv_query_num", static_cast<uint32_t>(d.n_query), false, false);
+    b.kv(v + "image_mean", std::vector<float>{0.5f, 0.5f, 0.5f}, true);
+    b.kv(v + "image_std", std::vector<float>{0.5f, 0.5f, 0.5f}, true);
+    b.kv("clip.use_gelu", true, false, false);
+
+    // The converter adds the resampler first, then the ViT in state-dict order.
+    const auto h = GGML_TYPE_F16;
+    const int64_t E = d.n_embd, D = d.d, F = d.n_ff, npos = kVpmGrid * kVpmGrid;
+    Init bias = init_normal(0.01f);
+    auto ln = [&](const std::string &p, int64_t c) {
+        b.f32(p + ".weight", ne1(c), init_const(1.0f));
+        b.f32(p + ".bias", ne1(c), init_const(0.0f));
+    };
+    b.f32("resampler.query", ne2(E, d.n_query), init_normal(0.02f));
+    b.t("resampler.kv.weight", ne2(D, E), h, init_normal(inv_sqrt(D)));
+    for (const char *n : {"q", "k", "v"}) {
+        b.t(std::string("resampler.attn.") + n + ".weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
+        b.f32(std::string("resampler.attn.") + n + ".bias", ne1(E), bias);
+    }
+    b.t("resampler.attn.out.weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
+    b.f32("resampler.attn.out.bias", ne1(E), bias);
+    ln("resampler.ln_q", E);
+    ln("resampler.ln_kv", E);
+    ln("resampler.ln_post", E);
+    // Loaded by the runtime though its graph builds its own sin-cos table (spec §3.3).
+    b.f32("resampler.pos_embed_k", ne2(E, npos), init_normal(0.5f));
+    b.t("resampler.proj.weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
+
+    b.t("v.patch_embd.weight", ne4(d.patch, d.patch, 3, D), h, init_normal(inv_sqrt(3 * d.patch * d.patch)));
+    b.f32("v.patch_embd.bias", ne1(D), bias);
+    b.t("v.position_embd.weight", ne2(D, npos), h, init_normal(0.02f));
+    for (int64_t i = 0; i < d.n_layer; ++i) {
+        const std::string p = "v.blk." + std::to_string(i) + ".";
+        for (const char *n : {"attn_k", "attn_v", "attn_q", "attn_out"}) {
+            b.t(p + n + ".weight", ne2(D, D), h, init_normal(std::string(n) == "attn_out" ? 0.5f * inv_sqrt(D) : inv_sqrt(D)));
+            b.f32(p + n + ".bias", ne1(D), bias);
+        }
+        ln(p + "ln1", D);
+        b.t(p + "ffn_down.weight", ne2(D, F), h, init_normal(inv_sqrt(D)));  // HF fc1 (D -> F)
+        b.f32(p + "ffn_down.bias", ne1(F), bias);
+        b.t(p + "ffn_up.weight", ne2(F, D), h, init_normal(0.5f * inv_sqrt(F)));  // HF fc2 (F -> D)
+        b.f32(p + "ffn_up.bias", ne1(D), bias);
+        ln(p + "ln2", D);
+    }
+    ln("v.post_ln", D);
+    return b.L;
+}
+
 FileLayout layout_for(Role r, const Dims &d, WeightType t) {
     switch (r) {
         case Role::llm: return llm_layout(d.llm, t);
@@ -526,6 +604,7 @@ FileLayout layout_for(Role r, const Dims &d, WeightType t) {
         case Role::hifigan2: return hifigan2_layout(d.hift);
         case Role::prompt_cache: return prompt_cache_layout(d.prompt_cache);
         case Role::apm: return apm_layout(d.apm);
+        case Role::vpm: return vpm_layout(d.vpm);
     }
     return {};
 }

@@ -19,6 +19,9 @@
 // 1024 -> 4096 -> 4096; cpu the same encoder with the projector ending at the cpu LLM's 1024;
 // tiny 2 x 64 (2 heads, FFN 256) -> 128 -> 128. At every scale the positional table keeps its
 // 1500 rows (the streaming KV cache's 30 s, spec §1.5) and the mel filter bank its 80 x 201.
+// The vision encoder (`vpm`, spec §3, optional in kits): full/cpu SigLIP 27 x 1152 with the
+// resampler in the LLM width (4096 / 1024); tiny 2 x 64 (2 heads, FFN 128), resampler 128; the
+// 70 x 70 position tables keep their 4900 rows at every scale.
 #include <cstdint>
 #include <string>
 
@@ -90,6 +93,19 @@ struct ApmDims {
     int64_t n_out = 4096;   // projector linear2 output = the LLM's n_embd (one embedding row per 5 tokens)
 };
 
+// Vision encoder (duplex-input spec §3; llama.cpp-omni convert_vpm.py): SigLIP-so400m ViT
+// (27 x 1152, 16 heads, FFN 4304, patch 14, a learned 70 x 70 position table) + the MiniCPM-V
+// resampler (64 queries of the LLM width, its attention in that width, a 70 x 70 sin-cos key
+// table). The ViT widths are the converter's defaults, not read from the bundle (spec §7 Q2).
+inline constexpr int64_t kVpmGrid = 70;  // position buckets per side
+struct VpmDims {
+    int64_t n_layer = 27, d = 1152, n_head = 16, n_ff = 4304;
+    int64_t patch = 14, image_size = 448;
+    int64_t n_query = 64;
+    int64_t n_embd = 4096;  // resampler width = the LLM's n_embd
+    int32_t version = 100045;  // clip.minicpmv_version of MiniCPM-o 4.5 (run_convert.sh; convert.sh says 451)
+};
+
 struct Dims {
     LlmDims llm;
     TtsDims tts;
@@ -100,6 +116,7 @@ struct Dims {
     HiftDims hift;
     PromptCacheDims prompt_cache;
     ApmDims apm;
+    VpmDims vpm;
 };
 
 enum class Scale { tiny, cpu, full };
@@ -128,6 +145,11 @@ FileLayout prompt_cache_layout(const PromptCacheDims &d);
 // Audio encoder, always F16 matrices (the bundle ships only audio/MiniCPM-o-4_5-audio-F16.gguf).
 // Its metadata carries the librosa/Slaney mel filter bank (core/mel-filters.h) as `filters`.
 FileLayout apm_layout(const ApmDims &d);
+// Vision encoder, F16 matrices (every 4-D tensor and every 2-D `.weight`) and F32 for the rest,
+// as convert_vpm.py writes them: so v.position_embd.weight is F16, resampler.query and
+// resampler.pos_embed_k F32. HF fc1 is stored as ffn_down and fc2 as ffn_up (the loader
+// swaps them back by shape). Not written by default: `rtf twin --vision`.
+FileLayout vpm_layout(const VpmDims &d);
 
 FileLayout layout_for(Role r, const Dims &d, WeightType t);
 
