@@ -142,15 +142,20 @@ std::vector<float> log_mel(const std::vector<float> &x, const std::vector<float>
     const int64_t n_frames = static_cast<int64_t>(N / 160);
     const double pi = 3.14159265358979323846;
     std::vector<float> out(static_cast<size_t>(n_mel * n_frames));
+    std::vector<double> c(400), s(400);  // exp(-2 pi i m / 400) for m = k n mod 400
+    for (int m = 0; m < 400; ++m) {
+        c[static_cast<size_t>(m)] = std::cos(2.0 * pi * m / 400.0);
+        s[static_cast<size_t>(m)] = std::sin(2.0 * pi * m / 400.0);
+    }
     for (int64_t f = 0; f < n_frames; ++f) {
         std::vector<double> P(201);
         for (int k = 0; k < 201; ++k) {
             double re = 0.0, im = 0.0;
             for (int n = 0; n < 400; ++n) {
-                const double w = 0.5 * (1.0 - std::cos(2.0 * pi * n / 400.0));
+                const double w = 0.5 * (1.0 - c[static_cast<size_t>(n)]);  // periodic Hann
                 const double v = w * padded[static_cast<size_t>(f * 160 + n)];
-                re += v * std::cos(2.0 * pi * k * n / 400.0);
-                im -= v * std::sin(2.0 * pi * k * n / 400.0);
+                re += v * c[static_cast<size_t>((k * n) % 400)];
+                im -= v * s[static_cast<size_t>((k * n) % 400)];
             }
             P[static_cast<size_t>(k)] = re * re + im * im;
         }
