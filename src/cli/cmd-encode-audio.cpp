@@ -27,7 +27,7 @@ namespace rtf::cli {
 namespace {
 
 struct EncodeAudioCmd {
-    std::string models, input, json_path;
+    std::string models, input, json_path, embeddings_path;
     int threads = 0;  // 0: min(4, hardware threads)
     int frame_ms = 1000;
     bool no_streaming = false;
@@ -71,6 +71,17 @@ int run_encode_audio(EncodeAudioCmd c) {
                     static_cast<long long>(hp.n_head), static_cast<long long>(hp.n_out), c.threads,
                     cfg.streaming ? "on" : "off");
 
+    std::FILE *emb = nullptr;
+    if (!c.embeddings_path.empty()) {
+        emb = std::fopen(c.embeddings_path.c_str(), "wb");
+        if (!emb) throw_setup("--embeddings " + c.embeddings_path + ": cannot write");
+    }
+    struct FileCloser {
+        std::FILE *f;
+        ~FileCloser() {
+            if (f) std::fclose(f);
+        }
+    } closer{emb};
     nlohmann::json jframes = nlohmann::json::array();
     std::vector<double> full_ms;
     double total_ms = 0.0;
@@ -87,6 +98,8 @@ int run_encode_audio(EncodeAudioCmd c) {
             else ss += static_cast<double>(v) * v;
         }
         n_nonfinite += bad;
+        if (emb && std::fwrite(out.data.data(), sizeof(float), out.data.size(), emb) != out.data.size())
+            throw_setup("--embeddings " + c.embeddings_path + ": write failed (disk full?)");
         const double rms = out.data.empty() ? 0.0 : std::sqrt(ss / static_cast<double>(out.data.size()));
         const double t_start = static_cast<double>(i * frame_samples) / apm::kSampleRate;
         const double dur = static_cast<double>(frames[i].size()) / apm::kSampleRate;
@@ -137,6 +150,10 @@ int run_encode_audio(EncodeAudioCmd c) {
             {"config", {{"threads", c.threads}, {"frame_ms", c.frame_ms}, {"streaming", cfg.streaming},
                         {"kv_type", ggml_type_name(cfg.kv_type)}}},
             {"frames", jframes},
+            {"embeddings", c.embeddings_path.empty() ? nlohmann::json(nullptr)
+                                                     : nlohmann::json{{"path", c.embeddings_path},
+                                                                      {"format", "f32 little-endian, row-major"},
+                                                                      {"shape", {total_rows, hp.n_out}}}},
             {"summary", {{"n_frames", frames.size()}, {"n_full_frames", full_ms.size()}, {"n_rows", total_rows},
                          {"n_embd", hp.n_out}, {"median_encode_ms", med}, {"total_encode_ms", total_ms},
                          {"rtf", rtf}, {"load_ms", load_ms}, {"non_finite", n_nonfinite},
@@ -166,6 +183,8 @@ void add_encode_audio_command(CLI::App &app, Action &action) {
     sub->add_flag("--no-streaming", c->no_streaming,
                   "Every frame from an empty cache (default: each frame attends to the earlier ones, up to 30 s)");
     sub->add_option("--json", c->json_path, "Write the result (schema rtfkit.encode-audio/1) to FILE ('-' = stdout)");
+    sub->add_option("--embeddings", c->embeddings_path,
+                    "Write every frame's embedding rows to FILE (f32, row-major [rows][LLM width], frames in order)");
     sub->add_flag("--quiet", c->quiet, "No per-frame lines");
     sub->callback([&action, c] { action = [c] { return run_encode_audio(*c); }; });
 }

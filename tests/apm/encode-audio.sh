@@ -45,13 +45,14 @@ PY
 python3 -c 'import math,struct,wave,sys
 w=wave.open(sys.argv[1],"wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(44100)
 w.writeframes(b"".join(struct.pack("<hh",int(9000*math.sin(2*math.pi*220*i/44100)),int(5000*math.sin(2*math.pi*550*i/44100))) for i in range(110250)))' "$TMP/stereo.wav"
-"$RTF" encode-audio --models "$K" --input "$TMP/stereo.wav" --json - > "$TMP/stereo.json"
-python3 - "$TMP/stereo.json" <<'PY' && echo "ok: 44.1 kHz stereo resampled" || { echo "FAIL: 44.1 kHz stereo"; fails=$((fails+1)); }
-import json, sys
+"$RTF" encode-audio --models "$K" --input "$TMP/stereo.wav" --json - --embeddings "$TMP/stereo.f32" > "$TMP/stereo.json"
+python3 - "$TMP/stereo.json" "$TMP/stereo.f32" <<'PY' && echo "ok: 44.1 kHz stereo resampled, embeddings written" || { echo "FAIL: 44.1 kHz stereo"; fails=$((fails+1)); }
+import json, os, sys
 j = json.load(open(sys.argv[1]))
 assert j["input"]["sample_rate"] == 44100 and j["input"]["channels"] == 2, j["input"]
 assert abs(j["input"]["seconds"] - 2.5) < 0.01, j["input"]
 assert [f["n_rows"] for f in j["frames"]] == [10, 10, 5], [f["n_rows"] for f in j["frames"]]
+assert j["embeddings"]["shape"] == [25, 128] and os.path.getsize(sys.argv[2]) == 25 * 128 * 4, j["embeddings"]
 PY
 expect_rc 0 'attends 0 past tokens' -- encode-audio --models "$K" --input "$TMP/stereo.wav" --no-streaming --frame-ms 500
 
@@ -64,4 +65,5 @@ expect_rc 1 'no audio encoder.*rtf twin --only apm' -- encode-audio --models "$T
 expect_rc 1 'frame-ms' -- encode-audio --models "$K" --input "$TMP/speech.wav" --frame-ms 50
 expect_rc 1 'threads' -- encode-audio --models "$K" --input "$TMP/speech.wav" --threads -1
 expect_rc 1 'required' -- encode-audio --input "$TMP/speech.wav"
+expect_rc 1 'embeddings' -- encode-audio --models "$K" --input "$TMP/speech.wav" --embeddings "$TMP/no-dir/x.f32"
 finish
