@@ -2,6 +2,7 @@
 // or a twin of any GGUF file from its header (--like).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -22,11 +23,11 @@ namespace m45 = rtf::gguf::minicpmo45;
 struct TwinCliOptions {
     std::string family = "minicpmo45", scale = "tiny", type = "f16", out, like, only, vocab, json;
     uint64_t seed = 0;
-    bool dry_run = false, quiet = false;
+    bool dry_run = false, quiet = false, vision = false;
     // Dimension overrides (0 = the scale's value).
     int64_t llm_layers = 0, llm_hidden = 0, llm_ff = 0, llm_heads = 0, llm_kv_heads = 0, llm_head_dim = 0;
     int64_t tts_layers = 0, tts_hidden = 0, tts_ff = 0, tts_heads = 0;
-    int64_t enc_blocks = 0, enc_up_blocks = 0, dit_blocks = 0;
+    int64_t enc_blocks = 0, enc_up_blocks = 0, dit_blocks = 0, apm_layers = 0;
 };
 
 twin::ProgressFn make_progress(bool quiet) {
@@ -88,6 +89,7 @@ int run_twin(const TwinCliOptions &c) {
     if (c.enc_blocks) d.encoder.n_blocks = c.enc_blocks;
     if (c.enc_up_blocks) d.encoder.n_up_blocks = c.enc_up_blocks;
     if (c.dit_blocks) d.flow_matching.n_blocks = c.dit_blocks;
+    if (c.apm_layers) d.apm.n_layer = c.apm_layers;
     gguf::minicpmo45::derive_dependent_dims(d);
     // The projectors follow the LLM and TTS widths.
     d.tts.n_llm_embd = d.projector.n_in = d.llm.n_embd;
@@ -96,6 +98,8 @@ int run_twin(const TwinCliOptions &c) {
         o.roles.clear();
         for (const auto &s : split(c.only, ',')) o.roles.push_back(gguf::parse_role(trim(s), "--only"));
     }
+    if (c.vision && std::find(o.roles.begin(), o.roles.end(), gguf::Role::vpm) == o.roles.end())
+        o.roles.push_back(gguf::Role::vpm);
     o.progress = make_progress(c.quiet || c.dry_run);
     const auto r = twin::make_kit(o);
     for (const auto &f : r.files)
@@ -126,15 +130,19 @@ static void add_twin_command(CLI::App &app, Action &action) {
                     "tiny (seconds; small LLM/TTS, token2wav with 1+1 encoder and 2 DiT blocks) | cpu (full TTS and "
                     "token2wav, Qwen3-0.6B-shaped LLM) | full (real shapes, LLM Qwen3-8B). Default tiny");
     sub->add_option("--type", c->type, "Weight type of the LLM and TTS matrices: f16 | q8_0 | q4_k_m (default f16; "
-                                       "projector and token2wav files stay F32)");
+                                       "projector and token2wav files stay F32, the audio encoder F16)");
     sub->add_option("--seed", c->seed, "Random seed (default 0); the same seed gives identical bytes");
     sub->add_option("--out", c->out, "Output directory of the kit (with --like: the output file)");
     sub->add_option("--like", c->like, "Twin of this GGUF file from its header alone (all keys, tensor names, "
                                        "shapes, types; random data)");
     sub->add_option("--only", c->only, "Comma-separated files to write: llm,tts,projector,encoder,flow_matching,"
-                                       "flow_extra,hifigan2,prompt_cache (default all)");
+                                       "flow_extra,hifigan2,prompt_cache,apm,vpm (default all but vpm; apm / vpm = the "
+                                       "duplex audio / vision encoder). Into an existing kit: rtf-kit.json keeps the "
+                                       "files not rewritten");
     sub->add_option("--vocab", c->vocab, "Vocabulary GGUF for the tokenizers (default: llama.cpp's "
                                          "ggml-vocab-qwen2.gguf in the build's vocab folder)");
+    sub->add_flag("--vision", c->vision, "Also write the vision encoder (vision/MiniCPM-o-4_5-vision-F16.gguf: SigLIP "
+                                         "+ resampler; its ViT widths are the converter's defaults, unverified)");
     sub->add_flag("--dry-run", c->dry_run, "Print each file's size (computed from the header it would write); write nothing");
     sub->add_flag("--quiet", c->quiet, "No progress lines on stderr");
     sub->add_option("--json", c->json, "Write the kit description (as rtf-kit.json) to this file ('-' = stdout)");
@@ -151,6 +159,7 @@ static void add_twin_command(CLI::App &app, Action &action) {
     sub->add_option("--encoder-blocks", c->enc_blocks, "token2wav encoder token-rate conformer blocks (default 1 / 6 / 6)");
     sub->add_option("--encoder-up-blocks", c->enc_up_blocks, "token2wav encoder mel-rate conformer blocks (default 1 / 4 / 4)");
     sub->add_option("--dit-blocks", c->dit_blocks, "flow-matching DiT blocks (default 2 / 16 / 16)");
+    sub->add_option("--apm-layers", c->apm_layers, "audio encoder (Whisper) blocks (default 2 / 24 / 24)");
     sub->callback([&action, c] { action = [c] { return run_twin(*c); }; });
 }
 

@@ -34,11 +34,44 @@ void require_file(const std::string &path, const std::string &dir, const std::st
     }
 }
 
+// rtf-kit.json's path for `role` ("" when there is no manifest or no such file in it).
+std::string manifest_path(const fs::path &root, const std::string &role) {
+    const fs::path manifest = root / "rtf-kit.json";
+    if (!fs::is_regular_file(manifest)) return "";
+    try {
+        std::ifstream in(manifest);
+        const auto j = nlohmann::json::parse(in);
+        if (j.contains("files") && j["files"].is_array())
+            for (const auto &f : j["files"])
+                if (f.is_object() && f.value("role", "") == role && !f.value("path", "").empty())
+                    return (root / f.value("path", "")).string();
+    } catch (const std::exception &) {
+        // resolve_kit reports a broken manifest; here the default path is tried instead
+    }
+    return "";
+}
+
+std::string default_apm_path(const fs::path &root) {
+    std::string p = manifest_path(root, "apm");
+    if (p.empty()) p = (root / "audio" / "MiniCPM-o-4_5-audio-F16.gguf").string();
+    return p;
+}
+
 }  // namespace
+
+std::string resolve_apm(const std::string &dir) {
+    if (dir.empty()) throw_usage("--models: no kit directory given");
+    if (!fs::is_directory(dir)) throw_usage("--models: " + dir + " is not a directory");
+    const std::string p = default_apm_path(dir);
+    if (!fs::is_regular_file(p))
+        throw_usage("kit " + dir + " has no audio encoder (" + p +
+                    "); a twin kit gains one with `rtf twin --only apm --scale <its scale> --out " + dir + "`");
+    return p;
+}
 
 nlohmann::json Kit::to_json() const {
     return {{"dir", dir}, {"llm", llm}, {"tts", tts}, {"projector", projector}, {"token2wav", t2w_dir},
-            {"twin", is_twin}};
+            {"apm", apm},         {"twin", is_twin}};
 }
 
 Kit resolve_kit(const std::string &dir, bool check_layouts) {
@@ -72,6 +105,8 @@ Kit resolve_kit(const std::string &dir, bool check_layouts) {
     if (k.tts.empty()) k.tts = find_gguf(root / "tts", "MiniCPM-o-4_5-tts-", "");
     if (k.projector.empty()) k.projector = (root / "tts" / "MiniCPM-o-4_5-projector-F16.gguf").string();
     if (k.t2w_dir.empty()) k.t2w_dir = (root / "token2wav-gguf").string();
+    k.apm = default_apm_path(root);
+    if (!fs::is_regular_file(k.apm)) k.apm.clear();
 
     require_file(k.llm, dir, "LLM GGUF (MiniCPM-o-4_5-<TYPE>.gguf)");
     require_file(k.tts, dir, "TTS GGUF (tts/MiniCPM-o-4_5-tts-<TYPE>.gguf)");

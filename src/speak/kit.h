@@ -6,6 +6,8 @@
 //   DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf          TTS (llama + extra tensors)
 //   DIR/tts/MiniCPM-o-4_5-projector-F16.gguf       projector
 //   DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf
+//   DIR/audio/MiniCPM-o-4_5-audio-F16.gguf         audio encoder (duplex input; optional: a
+//                                                  kit without it still speaks)
 //   DIR/rtf-kit.json                               (twins only) what `rtf twin` wrote
 //
 // resolve_kit() finds the files (rtf-kit.json first, else by the reference's names) and
@@ -23,6 +25,8 @@ struct Kit {
     std::string tts;        // path of the TTS GGUF
     std::string projector;  // path of the projector GGUF
     std::string t2w_dir;    // the token2wav-gguf directory
+    std::string apm;        // path of the audio encoder GGUF; "" when the kit has none (not checked
+                            // here: the speak path does not need it; models/apm checks it on load)
     bool is_twin = false;   // rtf-kit.json present: random weights, noise audio
     nlohmann::json twin;    // rtf-kit.json's content when is_twin
 
@@ -32,5 +36,10 @@ struct Kit {
 // Throws rtf::Error(Usage) naming the directory and the missing file, or the file and
 // tensor that do not match the layout. `check_layouts` = false skips the header checks.
 Kit resolve_kit(const std::string &dir, bool check_layouts = true);
+
+// The audio encoder of a kit (rtf-kit.json's `apm` file, else audio/MiniCPM-o-4_5-audio-F16.gguf).
+// Needs no other file of the kit. Throws rtf::Error(Usage) naming the directory and the file
+// it looked for, and how a twin kit gains one (`rtf twin --only apm`).
+std::string resolve_apm(const std::string &dir);
 
 }  // namespace rtf::speak

@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -130,6 +132,8 @@ void set_kv(gguf_context *ctx, const gguf::KvSpec &k) {
             else if constexpr (std::is_same_v<T, bool>) gguf_set_val_bool(ctx, key, v);
             else if constexpr (std::is_same_v<T, std::string>) gguf_set_val_str(ctx, key, v.c_str());
             else if constexpr (std::is_same_v<T, uint64_t>) gguf_set_val_u64(ctx, key, v);
+            else if constexpr (std::is_same_v<T, std::vector<float>>)
+                gguf_set_arr_data(ctx, key, GGUF_TYPE_FLOAT32, v.data(), v.size());
         },
         k.value);
 }
@@ -214,6 +218,43 @@ gguf::Init like_init(const gguf::TensorInfo &t) {
         return gguf::init_normal(0.02f);
     }
     return gguf::init_normal(1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(1, t.ne[0]))));
+}
+
+// Writing some roles into an existing kit (e.g. `--only apm` to give an older kit the audio
+// encoder): the kit's rtf-kit.json keeps listing the files of the roles not rewritten, as
+// long as they still exist, so the kit stays whole. An unreadable old manifest is replaced.
+void keep_other_files(const std::string &manifest, nlohmann::json &j) {
+    std::error_code ec;
+    if (!fs::is_regular_file(manifest, ec)) return;
+    nlohmann::json old;
+    try {
+        std::ifstream in(manifest);
+        old = nlohmann::json::parse(in);
+    } catch (const std::exception &) {
+        return;
+    }
+    if (!old.contains("files") || !old["files"].is_array()) return;
+    std::set<std::string> written;
+    for (const auto &f : j["files"]) written.insert(f.value("role", ""));
+    const fs::path dir = fs::path(manifest).parent_path();
+    nlohmann::json merged = nlohmann::json::array();
+    uint64_t total = 0;
+    for (const auto &f : old["files"]) {
+        if (!f.is_object() || written.count(f.value("role", "")) || !f.contains("path") || !f["path"].is_string()) continue;
+        if (!fs::is_regular_file(dir / f["path"].get<std::string>(), ec)) continue;
+        merged.push_back(f);
+        total += f.value("bytes", uint64_t{0});
+    }
+    if (merged.empty()) return;
+    for (const auto &f : j["files"]) {
+        merged.push_back(f);
+        total += f.value("bytes", uint64_t{0});
+    }
+    j["files"] = merged;
+    j["total_bytes"] = total;
+    nlohmann::json roles = nlohmann::json::array();
+    for (const auto &f : merged) roles.push_back(f.value("role", ""));
+    j["roles"] = roles;
 }
 
 }  // namespace
@@ -347,6 +388,21 @@ void KitOptions::validate() const {
     if (dims.projector.n_in != l.n_embd || t.n_llm_embd != l.n_embd)
         throw_usage("dims: the projector input (" + std::to_string(dims.projector.n_in) + ") and the TTS projectors (" +
                     std::to_string(t.n_llm_embd) + ") must take the LLM hidden size " + std::to_string(l.n_embd));
+    const auto &a = dims.apm;
+    pos(a.n_layer, "--apm-layers", 1000);
+    if (a.d < 1 || a.n_head < 1 || a.d % a.n_head != 0)
+        throw_usage("dims: the audio encoder's heads (" + std::to_string(a.n_head) + ") must divide its width " +
+                    std::to_string(a.d));
+    if (a.n_out != l.n_embd)
+        throw_usage("dims: the audio projector's output (" + std::to_string(a.n_out) + ") must equal the LLM hidden size " +
+                    std::to_string(l.n_embd));
+    const auto &v = dims.vpm;
+    if (v.d < 1 || v.n_head < 1 || v.d % v.n_head != 0)
+        throw_usage("dims: the vision encoder's heads (" + std::to_string(v.n_head) + ") must divide its width " +
+                    std::to_string(v.d));
+    if (v.n_embd != l.n_embd)
+        throw_usage("dims: the vision resampler's width (" + std::to_string(v.n_embd) + ") must equal the LLM hidden size " +
+                    std::to_string(l.n_embd));
     if (dims.projector.n_out != t.n_embd)
         throw_usage("dims: the projector output (" + std::to_string(dims.projector.n_out) + ") must equal the TTS hidden size " +
                     std::to_string(t.n_embd));
@@ -381,7 +437,14 @@ nlohmann::json KitOptions::to_json() const {
               {"hift", {{"c_pre", d.hift.c_pre}}},
               {"prompt_cache",
                {{"L", d.prompt_cache.L}, {"n_steps", d.prompt_cache.n_steps},
-                {"n_dit_blocks", d.prompt_cache.n_dit_blocks}, {"n_conf_layers", d.prompt_cache.n_conf_layers}}}}}};
+                {"n_dit_blocks", d.prompt_cache.n_dit_blocks}, {"n_conf_layers", d.prompt_cache.n_conf_layers}}},
+              {"apm",
+               {{"n_layer", d.apm.n_layer}, {"d", d.apm.d}, {"n_head", d.apm.n_head}, {"n_ff", d.apm.n_ff},
+                {"n_mel", d.apm.n_mel}, {"n_ctx", d.apm.n_ctx}, {"n_proj", d.apm.n_proj}, {"n_out", d.apm.n_out}}},
+              {"vpm",
+               {{"n_layer", d.vpm.n_layer}, {"d", d.vpm.d}, {"n_head", d.vpm.n_head}, {"n_ff", d.vpm.n_ff},
+                {"patch", d.vpm.patch}, {"image_size", d.vpm.image_size}, {"n_query", d.vpm.n_query},
+                {"n_embd", d.vpm.n_embd}}}}}};
 }
 
 nlohmann::json KitResult::to_json(const KitOptions &o) const {
@@ -415,8 +478,9 @@ KitResult make_kit(const KitOptions &o) {
     if (!o.dry_run) {
         KitOptions o2 = o;
         o2.vocab_path = vocab;
-        const auto j = res.to_json(o2);
+        auto j = res.to_json(o2);
         const std::string p = (fs::path(o.out_dir) / "rtf-kit.json").string();
+        keep_other_files(p, j);
         std::FILE *f = std::fopen(p.c_str(), "wb");
         if (!f) throw_setup("cannot write " + p);
         const std::string s = j.dump(2) + "\n";

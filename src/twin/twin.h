@@ -12,7 +12,9 @@
 //
 // Kit layout (the reference runtime's, spec §1.1): DIR/MiniCPM-o-4_5-<TYPE>.gguf (LLM),
 // DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf, DIR/tts/MiniCPM-o-4_5-projector-F16.gguf,
-// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf, and
+// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf,
+// DIR/audio/MiniCPM-o-4_5-audio-F16.gguf (the duplex audio encoder, role `apm`), optionally
+// DIR/vision/MiniCPM-o-4_5-vision-F16.gguf (the vision encoder, role `vpm`; not by default), and
 // DIR/rtf-kit.json (family, scale, type, seed, dims, files with roles and sizes).
 //
 // Determinism: the same options (seed, dims, type, vocabulary file) give identical bytes.
@@ -45,7 +47,7 @@ struct KitOptions {
     uint64_t seed = 0;
     std::string out_dir;                  // required unless dry_run
     gguf::minicpmo45::Dims dims = gguf::minicpmo45::dims_for_scale(Scale::tiny);
-    std::vector<Role> roles{gguf::all_roles.begin(), gguf::all_roles.end()};  // files to write
+    std::vector<Role> roles{gguf::default_kit_roles.begin(), gguf::default_kit_roles.end()};  // files to write
     std::string vocab_path;               // vocabulary GGUF for the tokenizer ("" = RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf)
     bool dry_run = false;                 // compute sizes from the headers, write nothing
     ProgressFn progress;                  // optional

@@ -1,6 +1,7 @@
 // The layout check on small hand-written GGUF files: every kind of problem is found and named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <cstring>
 #include <fstream>
@@ -21,8 +22,12 @@ void write_small(const FileLayout &layout, const std::string &path) {
     ggml_init_params ip{(layout.tensors.size() + 1) * ggml_tensor_overhead() + bytes + 1024, nullptr, false};
     ggml_context *ctx = ggml_init(ip);
     gguf_context *g = gguf_init_empty();
-    for (const auto &k : layout.kvs)
+    for (const auto &k : layout.kvs) {
         if (const auto *s = std::get_if<std::string>(&k.value)) gguf_set_val_str(g, k.key.c_str(), s->c_str());
+        if (const auto *u = std::get_if<uint32_t>(&k.value)) gguf_set_val_u32(g, k.key.c_str(), *u);
+        if (const auto *a = std::get_if<std::vector<float>>(&k.value))
+            gguf_set_arr_data(g, k.key.c_str(), GGUF_TYPE_FLOAT32, a->data(), a->size());
+    }
     for (const auto &t : layout.tensors) {
         ggml_tensor *x = ggml_new_tensor(ctx, t.type, shape_dims(t.ne), t.ne.data());
         ggml_set_name(x, t.name.c_str());
@@ -141,6 +146,32 @@ TEST(LayoutCheck, RoleFromName) {
     EXPECT_EQ(detect_role("tts/MiniCPM-o-4_5-tts-F16.gguf", nullptr), Role::tts);
     EXPECT_EQ(detect_role("tts/MiniCPM-o-4_5-projector-F16.gguf", nullptr), Role::projector);
     EXPECT_EQ(detect_role("MiniCPM-o-4_5-Q4_K_M.gguf", nullptr), std::nullopt);  // needs the content
+    EXPECT_EQ(detect_role("audio/MiniCPM-o-4_5-audio-F16.gguf", nullptr), Role::apm);
+    EXPECT_EQ(detect_role("minicpmo-apm.gguf", nullptr), Role::apm);  // the converter's own name
+    EXPECT_EQ(detect_role("vision/MiniCPM-o-4_5-vision-F16.gguf", nullptr), Role::vpm);
+}
+
+TEST(LayoutCheck, AudioEncoderKeysAreChecked) {
+    rtf::test::ScratchDir t("gguf-test");
+    FileLayout l = minicpmo45::apm_layout(minicpmo45::dims_for_scale(minicpmo45::Scale::tiny).apm);
+    const auto good = t.file("good-audio-F16.gguf");
+    write_small(l, good);
+    for (const auto &p : check_layout(good)) ADD_FAILURE() << p.message();
+    GgufFile f(good);
+    EXPECT_EQ(detect_role("x.gguf", &f), Role::apm);  // by content (arch "whisper")
+    EXPECT_EQ(infer_dims(f, Role::apm).apm.d, 64);
+    // n_fft must be 201 (the mel code's bins), the filter bank n_mel x 201, d_model present.
+    for (auto &k : l.kvs) {
+        if (k.key == "n_fft") k.value = uint32_t{400};
+        if (k.key == "filters") k.value = std::vector<float>(80 * 200, 0.1f);
+    }
+    l.kvs.erase(std::remove_if(l.kvs.begin(), l.kvs.end(), [](const KvSpec &k) { return k.key == "d_model"; }), l.kvs.end());
+    const auto bad = t.file("bad-audio-F16.gguf");
+    write_small(l, bad);
+    const auto ps = check_layout(bad);
+    EXPECT_TRUE(has(ps, "key_value", "n_fft"));
+    EXPECT_TRUE(has(ps, "key_value", "filters"));
+    EXPECT_TRUE(has(ps, "missing_key", "d_model"));
 }
 
 TEST(LayoutCheck, InspectDirectory) {

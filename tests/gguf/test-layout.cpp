@@ -28,6 +28,61 @@ TEST(Layout, FullScaleTensorCountsMatchSpec) {
     EXPECT_EQ(hifigan2_layout(d.hift).tensors.size(), 246u);
     EXPECT_EQ(prompt_cache_layout(d.prompt_cache).tensors.size(), 5u);
     EXPECT_EQ(llm_layout(d.llm, WeightType::f16).tensors.size(), 36u * 11u + 3u);
+    // audio encoder: conv1/2 w+b, positions, 24 x 15 (no key bias), ln_post w+b, projector 4
+    EXPECT_EQ(apm_layout(d.apm).tensors.size(), 5u + 24u * 15u + 2u + 4u);
+    // vision encoder: resampler 18, patch w+b, positions, 27 x 16, post_ln w+b
+    EXPECT_EQ(vpm_layout(d.vpm).tensors.size(), 18u + 3u + 27u * 16u + 2u);
+}
+
+TEST(Layout, VisionEncoderShapesAndTypesAsTheConverterWritesThem) {
+    const Dims d = dims_for_scale(Scale::full);
+    const auto v = vpm_layout(d.vpm);
+    EXPECT_EQ(v.file_name, "vision/MiniCPM-o-4_5-vision-F16.gguf");
+    EXPECT_EQ(get(v, "v.patch_embd.weight").ne, (NE{14, 14, 3, 1152}));
+    EXPECT_EQ(get(v, "v.patch_embd.weight").type, GGML_TYPE_F16);
+    EXPECT_EQ(get(v, "v.position_embd.weight").ne, (NE{1152, 4900, 1, 1}));
+    EXPECT_EQ(get(v, "v.position_embd.weight").type, GGML_TYPE_F16);  // 2-D ".weight" -> F16
+    EXPECT_EQ(get(v, "v.blk.26.ffn_down.weight").ne, (NE{1152, 4304, 1, 1}));  // HF fc1 under the swapped name
+    EXPECT_EQ(get(v, "v.blk.26.ffn_up.weight").ne, (NE{4304, 1152, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.query").ne, (NE{4096, 64, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.query").type, GGML_TYPE_F32);
+    EXPECT_EQ(get(v, "resampler.kv.weight").ne, (NE{1152, 4096, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.pos_embed_k").ne, (NE{4096, 4900, 1, 1}));
+    EXPECT_EQ(get(v, "resampler.proj.weight").type, GGML_TYPE_F16);
+    EXPECT_EQ(get(vpm_layout(dims_for_scale(Scale::cpu).vpm), "resampler.query").ne[0], 1024);  // the cpu LLM width
+    EXPECT_EQ(get(vpm_layout(dims_for_scale(Scale::tiny).vpm), "v.position_embd.weight").ne, (NE{64, 4900, 1, 1}));
+}
+
+TEST(Layout, AudioEncoderShapesTypesAndKeys) {
+    for (Scale s : {Scale::tiny, Scale::cpu, Scale::full}) {
+        const Dims d = dims_for_scale(s);
+        const auto a = apm_layout(d.apm);
+        const int64_t w = s == Scale::tiny ? 64 : 1024;
+        EXPECT_EQ(a.file_name, "audio/MiniCPM-o-4_5-audio-F16.gguf");
+        EXPECT_EQ(get(a, "encoder.conv1.weight").ne, (NE{3, 80, w, 1})) << scale_name(s);
+        EXPECT_EQ(get(a, "encoder.conv1.weight").type, GGML_TYPE_F16);
+        EXPECT_EQ(get(a, "encoder.conv2.bias").ne, (NE{1, w, 1, 1}));  // [d, 1] in numpy
+        EXPECT_EQ(get(a, "encoder.conv2.bias").type, GGML_TYPE_F32);
+        EXPECT_EQ(get(a, "encoder.positional_embedding").ne, (NE{w, 1500, 1, 1}));  // 30 s at every scale
+        EXPECT_EQ(get(a, "encoder.positional_embedding").type, GGML_TYPE_F32);
+        EXPECT_EQ(a.find("encoder.blocks.0.attn.key.bias"), nullptr);
+        EXPECT_EQ(get(a, "encoder.blocks.1.attn.query.weight").type, GGML_TYPE_F16);
+        EXPECT_EQ(get(a, "encoder.blocks.1.mlp_ln.bias").type, GGML_TYPE_F32);
+        // The projector ends in the LLM width.
+        EXPECT_EQ(get(a, "audio_projector.linear2.weight").ne[1], d.llm.n_embd) << scale_name(s);
+        bool filters = false;
+        for (const auto &k : a.kvs)
+            if (k.key == "filters") {
+                filters = true;
+                EXPECT_EQ(std::get<std::vector<float>>(k.value).size(), 80u * 201u);
+            }
+        EXPECT_TRUE(filters);
+    }
+    const Dims full = dims_for_scale(Scale::full);
+    const auto a = apm_layout(full.apm);
+    EXPECT_EQ(get(a, "encoder.blocks.23.mlp.0.weight").ne, (NE{1024, 4096, 1, 1}));
+    EXPECT_EQ(get(a, "audio_projector.linear1.weight").ne, (NE{1024, 4096, 1, 1}));
+    EXPECT_EQ(get(a, "audio_projector.linear2.weight").ne, (NE{4096, 4096, 1, 1}));
 }
 
 TEST(Layout, NamesAreUnique) {

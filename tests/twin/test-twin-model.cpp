@@ -67,7 +67,7 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     const auto rep = gguf::inspect_path(t.dir.string());
     for (const auto &f : rep.files)
         for (const auto &p : f.problems) ADD_FAILURE() << p.message();
-    EXPECT_EQ(rep.files.size(), 8u);
+    EXPECT_EQ(rep.files.size(), 10u);  // every role, the optional vision encoder too
     EXPECT_EQ(rep.n_problems(), 0u);
 
     std::ifstream in(t.file("rtf-kit.json"));
@@ -75,7 +75,8 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     EXPECT_EQ(j.at("family"), "minicpmo45");
     EXPECT_EQ(j.at("scale"), "tiny");
     EXPECT_EQ(j.at("dims").at("flow_matching").at("n_blocks"), 2);
-    ASSERT_EQ(j.at("files").size(), 8u);
+    ASSERT_EQ(j.at("files").size(), 10u);
+    EXPECT_EQ(j.at("dims").at("apm").at("n_out"), 128);  // the tiny LLM's width
     for (const auto &f : j.at("files")) {
         const auto p = t.file(f.at("path").get<std::string>());
         EXPECT_EQ(fs::file_size(p), f.at("bytes").get<uint64_t>()) << p;
@@ -85,6 +86,8 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     EXPECT_TRUE(fs::exists(t.file("tts/MiniCPM-o-4_5-tts-F16.gguf")));
     EXPECT_TRUE(fs::exists(t.file("token2wav-gguf/encoder.gguf")));
     EXPECT_TRUE(fs::exists(t.file("MiniCPM-o-4_5-F16.gguf")));
+    EXPECT_TRUE(fs::exists(t.file("audio/MiniCPM-o-4_5-audio-F16.gguf")));
+    EXPECT_TRUE(fs::exists(t.file("vision/MiniCPM-o-4_5-vision-F16.gguf")));
     // Sizes equal the dry run's.
     auto o = tiny("", {gguf::all_roles.begin(), gguf::all_roles.end()});
     o.dry_run = true;

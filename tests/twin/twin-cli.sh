@@ -23,6 +23,10 @@ PY
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["scale"]=="tiny" and len(j["files"])==3 and j["dims"]["llm"]["n_embd"]==128, j' "$K/rtf-kit.json" \
   && echo "ok: rtf-kit.json" || { echo "FAIL: rtf-kit.json"; fails=$((fails+1)); }
 
+# the optional vision encoder: --vision adds it, inspect knows it
+expect_rc 0 'vpm +vision/MiniCPM-o-4_5-vision-F16.gguf' -- twin --scale tiny --only apm --vision --out "$TMP/vkit" --quiet
+expect_rc 0 'pass: 2 file' -- inspect "$TMP/vkit"
+
 # dry run of the full kit: sizes, nothing written
 expect_rc 0 'flow_matching +token2wav-gguf/flow_matching.gguf +458' -- twin --scale full --dry-run --out "$TMP/none"
 [[ ! -e "$TMP/none" ]] && echo "ok: dry run wrote nothing" || { echo "FAIL: dry run wrote files"; fails=$((fails+1)); }

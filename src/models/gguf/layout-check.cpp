@@ -99,12 +99,17 @@ std::optional<Role> detect_role(const std::string &path, const GgufFile *f) {
     if (b == "flow_extra.gguf") return Role::flow_extra;
     if (b == "hifigan2.gguf") return Role::hifigan2;
     if (b == "prompt_cache.gguf") return Role::prompt_cache;
+    // The bundle's audio/MiniCPM-o-4_5-audio-F16.gguf, or the converter's minicpmo-apm.gguf.
+    if (b.find("-audio-") != std::string::npos || b.find("apm") != std::string::npos) return Role::apm;
+    if (b.find("-vision-") != std::string::npos || b.find("vpm") != std::string::npos) return Role::vpm;
     if (b.find("projector") != std::string::npos) return Role::projector;
     if (b.find("-tts-") != std::string::npos || b.rfind("tts", 0) == 0) return Role::tts;
     if (!f) return std::nullopt;
     const auto arch = f->find_string("general.architecture").value_or("");
     if (arch == "qwen3") return Role::llm;
     if (arch == "projector") return Role::projector;
+    if (arch == "whisper" || f->find_tensor("encoder.conv1.weight")) return Role::apm;
+    if (arch == "clip" || f->find_tensor("v.patch_embd.weight")) return Role::vpm;
     if (arch == "llama" && f->find_tensor("emb_code.0.weight")) return Role::tts;
     if (f->find_tensor("embed.out.0.weight") || has_prefix(*f, "encoders.")) return Role::encoder;
     if (has_prefix(*f, "estimator.")) return Role::flow_matching;
@@ -164,6 +169,33 @@ Dims infer_dims(const GgufFile &f, Role r) {
                 if (slots % d.prompt_cache.n_steps == 0) d.prompt_cache.n_dit_blocks = slots / d.prompt_cache.n_steps;
             }
             break;
+        case Role::apm: {
+            // The runtime's own rule (spec §1.2): widths from the keys, n_ctx 1500 unless
+            // max_source_positions says otherwise; the projector widths from its tensors.
+            auto &a = d.apm;
+            a.n_layer = key_or(f, "encoder_layers", count_blocks(f, "encoder.blocks."));
+            a.d = key_or(f, "d_model", tensor_dim(f, "encoder.conv1.weight", 2, a.d));
+            a.n_head = key_or(f, "encoder_attention_heads", a.n_head);
+            a.n_ff = tensor_dim(f, "encoder.blocks.0.mlp.0.weight", 1, key_or(f, "encoder_ffn_dim", a.n_ff));
+            a.n_mel = key_or(f, "n_mel", a.n_mel);
+            a.n_ctx = key_or(f, "max_source_positions", kApmCtx);
+            a.n_proj = tensor_dim(f, "audio_projector.linear1.weight", 1, a.n_proj);
+            a.n_out = tensor_dim(f, "audio_projector.linear2.weight", 1, a.n_out);
+            break;
+        }
+        case Role::vpm: {
+            auto &v = d.vpm;
+            const std::string c = "clip.vision.";
+            v.n_layer = key_or(f, c + "block_count", count_blocks(f, "v.blk."));
+            v.d = key_or(f, c + "embedding_length", tensor_dim(f, "v.patch_embd.weight", 3, v.d));
+            v.n_head = key_or(f, c + "attention.head_count", v.n_head);
+            v.n_ff = key_or(f, c + "feed_forward_length", v.n_ff);
+            v.patch = key_or(f, c + "patch_size", v.patch);
+            v.image_size = key_or(f, c + "image_size", v.image_size);
+            v.n_embd = tensor_dim(f, "resampler.query", 0, v.n_embd);
+            v.n_query = tensor_dim(f, "resampler.query", 1, v.n_query);
+            break;
+        }
         case Role::flow_extra:
         case Role::hifigan2: break;
     }
@@ -189,6 +221,15 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
             if (const auto *s = std::get_if<std::string>(&k.value)) {
                 const auto v = f.find_string(k.key);
                 if (!v || *v != *s) add("key_value", k.key, "\"" + *s + "\"", f.value_text(k.key));
+            } else if (const auto *u = std::get_if<uint32_t>(&k.value)) {
+                const auto v = f.find_int(k.key);
+                if (!v || *v != static_cast<int64_t>(*u)) add("key_value", k.key, std::to_string(*u), f.value_text(k.key));
+            } else if (const auto *a = std::get_if<std::vector<float>>(&k.value)) {
+                // An f32 array is checked by its length (the filter bank: n_mel x 201 values).
+                const bool f32 = f.key_type(k.key) == GGUF_TYPE_ARRAY &&
+                                 gguf_get_arr_type(f.ctx(), gguf_find_key(f.ctx(), k.key.c_str())) == GGUF_TYPE_FLOAT32;
+                if (!f32 || f.array_size(k.key) != a->size())
+                    add("key_value", k.key, "an f32 array of " + std::to_string(a->size()) + " values", f.value_text(k.key));
             }
         }
     }
@@ -231,6 +272,13 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
             "at least one conformer block", "none");
     if (role == Role::flow_matching && dims.flow_matching.n_blocks == 0)
         add("missing_tensor", "estimator.blocks.0.*", "at least one DiT block", "none");
+    if (role == Role::apm) {
+        const auto &a = dims.apm;
+        if (a.n_layer <= 0) add("missing_tensor", "encoder.blocks.0.*", "at least one encoder block", "none");
+        if (a.n_head <= 0 || a.d % a.n_head != 0)
+            add("key_value", "encoder_attention_heads", "a divisor of d_model " + std::to_string(a.d),
+                std::to_string(a.n_head));
+    }
 
     if (f.truncated()) {
         const auto *cut = f.first_cut_tensor();

@@ -14,6 +14,8 @@ const char *role_name(Role r) noexcept {
         case Role::flow_extra: return "flow_extra";
         case Role::hifigan2: return "hifigan2";
         case Role::prompt_cache: return "prompt_cache";
+        case Role::apm: return "apm";
+        case Role::vpm: return "vpm";
     }
     return "?";
 }

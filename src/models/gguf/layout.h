@@ -17,14 +17,23 @@
 
 namespace rtf::gguf {
 
-// The files of MiniCPM-o 4.5's speak path (spec §1.1). One role per file.
-enum class Role { llm, tts, projector, encoder, flow_matching, flow_extra, hifigan2, prompt_cache };
+// The files of MiniCPM-o 4.5 (speak-path spec §1.1; duplex-input spec §1.1 / §3.1 for `apm` and
+// `vpm`, the audio and vision encoders of the duplex input side). One role per file.
+// `encoder` is Token2Wav's conformer encoder, `apm` the Whisper audio encoder, `vpm` the
+// SigLIP vision encoder with its resampler.
+enum class Role { llm, tts, projector, encoder, flow_matching, flow_extra, hifigan2, prompt_cache, apm, vpm };
 
-inline constexpr std::array<Role, 8> all_roles{Role::llm,           Role::tts,        Role::projector,
-                                               Role::encoder,       Role::flow_matching, Role::flow_extra,
-                                               Role::hifigan2,      Role::prompt_cache};
+inline constexpr std::array<Role, 10> all_roles{Role::llm,      Role::tts,           Role::projector,
+                                                Role::encoder,  Role::flow_matching, Role::flow_extra,
+                                                Role::hifigan2, Role::prompt_cache,  Role::apm,
+                                                Role::vpm};
+// What `rtf twin` writes unless told otherwise: every role but the vision encoder (optional:
+// `rtf twin --vision`, or `--only vpm`).
+inline constexpr std::array<Role, 9> default_kit_roles{Role::llm,      Role::tts,           Role::projector,
+                                                       Role::encoder,  Role::flow_matching, Role::flow_extra,
+                                                       Role::hifigan2, Role::prompt_cache,  Role::apm};
 
-const char *role_name(Role r) noexcept;  // "llm", "tts", "projector", "encoder", ...
+const char *role_name(Role r) noexcept;  // "llm", "tts", "projector", "encoder", ..., "apm"
 // Parses a role name; throws rtf::Error(Usage) naming `what` and the allowed names.
 Role parse_role(const std::string &text, const std::string &what);
 bool is_token2wav(Role r) noexcept;
@@ -66,12 +75,15 @@ struct TensorSpec {
     std::string seed_name;
 };
 
-using KvValue = std::variant<std::monostate, uint32_t, int32_t, float, bool, std::string, uint64_t>;
+// std::vector<float>: an f32 array key (the audio encoder's mel filter bank).
+using KvValue = std::variant<std::monostate, uint32_t, int32_t, float, bool, std::string, uint64_t, std::vector<float>>;
 
 struct KvSpec {
     std::string key;
     KvValue value;       // value a twin writes (monostate: written by someone else, e.g. the tokenizer)
-    bool check_value;    // the check compares the value (e.g. general.architecture); else presence only
+    // The check compares the value: strings (general.architecture) and integers exactly; an
+    // array by its length only. Else presence only.
+    bool check_value;
     bool required = true;  // false: written by a twin but not required in a real file
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/mel-filters.h"
 
 namespace rtf::gguf::minicpmo45 {
 
@@ -155,6 +156,8 @@ Dims dims_for_scale(Scale s) {
     d.llm.n_ff = 3072;
     d.tts.n_llm_embd = d.llm.n_embd;
     d.projector.n_in = d.llm.n_embd;
+    d.apm.n_proj = d.apm.n_out = d.llm.n_embd;
+    d.vpm.n_embd = d.llm.n_embd;
     if (s == Scale::cpu) return d;
     d.llm.n_layer = 2;
     d.llm.n_embd = 128;
@@ -177,6 +180,14 @@ Dims dims_for_scale(Scale s) {
     d.encoder.n_blocks = 1;
     d.encoder.n_up_blocks = 1;
     d.flow_matching.n_blocks = 2;
+    d.apm.n_layer = 2;
+    d.apm.d = 64;
+    d.apm.n_head = 2;
+    d.apm.n_ff = 256;
+    d.vpm.n_layer = 2;
+    d.vpm.d = 64;
+    d.vpm.n_head = 2;
+    d.vpm.n_ff = 128;
     derive_dependent_dims(d);
     return d;  // HiFT and flow_extra keep full shape; prompt_cache follows the block counts
 }
@@ -184,6 +195,10 @@ Dims dims_for_scale(Scale s) {
 void derive_dependent_dims(Dims &d) {
     d.prompt_cache.n_conf_layers = d.encoder.n_blocks + d.encoder.n_up_blocks;
     d.prompt_cache.n_dit_blocks = d.flow_matching.n_blocks;
+    // The audio projector ends in the LLM width (its rows are prefilled into the LLM); its
+    // hidden width is the LLM width too in the real model (1024 -> 4096 -> 4096).
+    d.apm.n_proj = d.apm.n_out = d.llm.n_embd;
+    d.vpm.n_embd = d.llm.n_embd;  // the resampler's output rows are prefilled into the LLM
 }
 
 std::string file_name(Role r, WeightType t) {
@@ -196,6 +211,8 @@ std::string file_name(Role r, WeightType t) {
         case Role::flow_extra: return "token2wav-gguf/flow_extra.gguf";
         case Role::hifigan2: return "token2wav-gguf/hifigan2.gguf";
         case Role::prompt_cache: return "token2wav-gguf/prompt_cache.gguf";
+        case Role::apm: return "audio/MiniCPM-o-4_5-audio-F16.gguf";  // duplex-input spec §1.1
+        case Role::vpm: return "vision/MiniCPM-o-4_5-vision-F16.gguf";  // duplex-input spec §3.1
     }
     return "";
 }
@@ -444,6 +461,138 @@ FileLayout prompt_cache_layout(const PromptCacheDims &d) {
     return b.L;
 }
 
+FileLayout apm_layout(const ApmDims &d) {
+    B b;
+    b.L.role = Role::apm;
+    b.L.file_name = file_name(Role::apm, WeightType::f16);
+    // Keys as convert_apm.py writes them (spec §1.2). The runtime reads d_model,
+    // encoder_attention_heads, encoder_layers, n_mel, n_fft and filters; everything else
+    // (the arch name included: the loader ignores it) is written but not required.
+    b.kv("general.architecture", std::string("whisper"), false, false);
+    b.kv("general.file_type", uint32_t{1}, false, false);
+    b.kv("general.description", std::string("audio encoder for MiniCPM-omni"), false, false);
+    b.kv("encoder_attention_heads", static_cast<uint32_t>(d.n_head));
+    b.kv("encoder_ffn_dim", static_cast<uint32_t>(d.n_ff), false, false);
+    b.kv("encoder_layers", static_cast<uint32_t>(d.n_layer));
+    b.kv("num_hidden_layers", static_cast<uint32_t>(d.n_layer), false, false);
+    b.kv("d_model", static_cast<uint32_t>(d.d));
+    b.kv("audio_pool_step", static_cast<uint32_t>(kApmPool), false, false);
+    b.kv("use_f16", uint32_t{1}, false, false);
+    b.kv("n_mel", static_cast<uint32_t>(d.n_mel), false, false);
+    // The mel code needs exactly 1 + 400/2 filter columns; a missing key means 400 there.
+    b.kv("n_fft", static_cast<uint32_t>(kApmFftBins), true);
+    b.kv("filters", mel_filters_slaney(16000, 2 * (static_cast<int>(kApmFftBins) - 1), static_cast<int>(d.n_mel)), true);
+
+    // Tensors in the checkpoint's order. F16 except 1-D tensors, the conv biases ([1, d]:
+    // the converter reshapes them to [d, 1]) and the positional table (F32). Init: LayerNorm
+    // 1 / 0, biases small, matrices unit-variance-preserving, the residual branches' output
+    // projections at half scale (24 layers keep a moderate residual growth).
+    const auto h = GGML_TYPE_F16;
+    Init bias = init_normal(0.01f);
+    auto ln = [&](const std::string &p) {
+        b.f32(p + ".weight", ne1(d.d), init_const(1.0f));
+        b.f32(p + ".bias", ne1(d.d), init_const(0.0f));
+    };
+    b.t("encoder.conv1.weight", ne3(3, d.n_mel, d.d), h, init_normal(inv_sqrt(3 * d.n_mel)));
+    b.f32("encoder.conv1.bias", ne2(1, d.d), bias);
+    b.t("encoder.conv2.weight", ne3(3, d.d, d.d), h, init_normal(inv_sqrt(3 * d.d)));
+    b.f32("encoder.conv2.bias", ne2(1, d.d), bias);
+    b.f32("encoder.positional_embedding", ne2(d.d, d.n_ctx), init_normal(0.1f));
+    for (int64_t i = 0; i < d.n_layer; ++i) {
+        const std::string p = "encoder.blocks." + std::to_string(i) + ".";
+        b.t(p + "attn.key.weight", ne2(d.d, d.d), h, init_normal(inv_sqrt(d.d)));  // no key bias
+        b.t(p + "attn.value.weight", ne2(d.d, d.d), h, init_normal(inv_sqrt(d.d)));
+        b.f32(p + "attn.value.bias", ne1(d.d), bias);
+        b.t(p + "attn.query.weight", ne2(d.d, d.d), h, init_normal(inv_sqrt(d.d)));
+        b.f32(p + "attn.query.bias", ne1(d.d), bias);
+        b.t(p + "attn.out.weight", ne2(d.d, d.d), h, init_normal(0.5f * inv_sqrt(d.d)));
+        b.f32(p + "attn.out.bias", ne1(d.d), bias);
+        ln(p + "attn_ln");
+        b.t(p + "mlp.0.weight", ne2(d.d, d.n_ff), h, init_normal(inv_sqrt(d.d)));
+        b.f32(p + "mlp.0.bias", ne1(d.n_ff), bias);
+        b.t(p + "mlp.2.weight", ne2(d.n_ff, d.d), h, init_normal(0.5f * inv_sqrt(d.n_ff)));
+        b.f32(p + "mlp.2.bias", ne1(d.d), bias);
+        ln(p + "mlp_ln");
+    }
+    ln("encoder.ln_post");
+    b.t("audio_projector.linear1.weight", ne2(d.d, d.n_proj), h, init_normal(inv_sqrt(d.d)));
+    b.f32("audio_projector.linear1.bias", ne1(d.n_proj), bias);
+    b.t("audio_projector.linear2.weight", ne2(d.n_proj, d.n_out), h, init_normal(inv_sqrt(d.n_proj)));
+    b.f32("audio_projector.linear2.bias", ne1(d.n_out), bias);
+    return b.L;
+}
+
+FileLayout vpm_layout(const VpmDims &d) {
+    B b;
+    b.L.role = Role::vpm;
+    b.L.file_name = file_name(Role::vpm, WeightType::f16);
+    // Keys as convert_vpm.py writes them (spec §3.2). The loader requires the clip.vision
+    // widths, eps, image and patch size, and asserts image_mean / image_std.
+    const std::string v = "clip.vision.";
+    b.kv("general.architecture", std::string("clip"), false, false);
+    b.kv("clip.has_text_encoder", false, false, false);
+    b.kv("clip.has_vision_encoder", true, false, false);
+    b.kv("clip.has_minicpmv_projector", true, false, false);
+    b.kv("general.file_type", uint32_t{1}, false, false);
+    b.kv("general.description", std::string("image encoder for MiniCPM-V"), false, false);
+    b.kv("clip.projector_type", std::string("resampler"), true, false);
+    b.kv("clip.minicpmv_version", d.version, false, false);
+    b.kv(v + "image_size", static_cast<uint32_t>(d.image_size));
+    b.kv(v + "patch_size", static_cast<uint32_t>(d.patch));
+    b.kv(v + "embedding_length", static_cast<uint32_t>(d.d));
+    b.kv(v + "feed_forward_length", static_cast<uint32_t>(d.n_ff));
+    b.kv(v + "projection_dim", uint32_t{0});
+    b.kv(v + "attention.head_count", static_cast<uint32_t>(d.n_head));
+    b.kv(v + "attention.layer_norm_epsilon", 1e-6f);
+    b.kv(v + "block_count", static_cast<uint32_t>(d.n_layer));
+    b.kv("clip.minicpmv_query_num", static_cast<uint32_t>(d.n_query), false, false);
+    b.kv(v + "image_mean", std::vector<float>{0.5f, 0.5f, 0.5f}, true);
+    b.kv(v + "image_std", std::vector<float>{0.5f, 0.5f, 0.5f}, true);
+    b.kv("clip.use_gelu", true, false, false);
+
+    // The converter adds the resampler first, then the ViT in state-dict order.
+    const auto h = GGML_TYPE_F16;
+    const int64_t E = d.n_embd, D = d.d, F = d.n_ff, npos = kVpmGrid * kVpmGrid;
+    Init bias = init_normal(0.01f);
+    auto ln = [&](const std::string &p, int64_t c) {
+        b.f32(p + ".weight", ne1(c), init_const(1.0f));
+        b.f32(p + ".bias", ne1(c), init_const(0.0f));
+    };
+    b.f32("resampler.query", ne2(E, d.n_query), init_normal(0.02f));
+    b.t("resampler.kv.weight", ne2(D, E), h, init_normal(inv_sqrt(D)));
+    for (const char *n : {"q", "k", "v"}) {
+        b.t(std::string("resampler.attn.") + n + ".weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
+        b.f32(std::string("resampler.attn.") + n + ".bias", ne1(E), bias);
+    }
+    b.t("resampler.attn.out.weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
+    b.f32("resampler.attn.out.bias", ne1(E), bias);
+    ln("resampler.ln_q", E);
+    ln("resampler.ln_kv", E);
+    ln("resampler.ln_post", E);
+    // Loaded by the runtime though its graph builds its own sin-cos table (spec §3.3).
+    b.f32("resampler.pos_embed_k", ne2(E, npos), init_normal(0.5f));
+    b.t("resampler.proj.weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
+
+    b.t("v.patch_embd.weight", ne4(d.patch, d.patch, 3, D), h, init_normal(inv_sqrt(3 * d.patch * d.patch)));
+    b.f32("v.patch_embd.bias", ne1(D), bias);
+    b.t("v.position_embd.weight", ne2(D, npos), h, init_normal(0.02f));
+    for (int64_t i = 0; i < d.n_layer; ++i) {
+        const std::string p = "v.blk." + std::to_string(i) + ".";
+        for (const char *n : {"attn_k", "attn_v", "attn_q", "attn_out"}) {
+            b.t(p + n + ".weight", ne2(D, D), h, init_normal(std::string(n) == "attn_out" ? 0.5f * inv_sqrt(D) : inv_sqrt(D)));
+            b.f32(p + n + ".bias", ne1(D), bias);
+        }
+        ln(p + "ln1", D);
+        b.t(p + "ffn_down.weight", ne2(D, F), h, init_normal(inv_sqrt(D)));  // HF fc1 (D -> F)
+        b.f32(p + "ffn_down.bias", ne1(F), bias);
+        b.t(p + "ffn_up.weight", ne2(F, D), h, init_normal(0.5f * inv_sqrt(F)));  // HF fc2 (F -> D)
+        b.f32(p + "ffn_up.bias", ne1(D), bias);
+        ln(p + "ln2", D);
+    }
+    ln("v.post_ln", D);
+    return b.L;
+}
+
 FileLayout layout_for(Role r, const Dims &d, WeightType t) {
     switch (r) {
         case Role::llm: return llm_layout(d.llm, t);
@@ -454,6 +603,8 @@ FileLayout layout_for(Role r, const Dims &d, WeightType t) {
         case Role::flow_extra: return flow_extra_layout(d.flow_extra);
         case Role::hifigan2: return hifigan2_layout(d.hift);
         case Role::prompt_cache: return prompt_cache_layout(d.prompt_cache);
+        case Role::apm: return apm_layout(d.apm);
+        case Role::vpm: return vpm_layout(d.vpm);
     }
     return {};
 }

@@ -13,6 +13,15 @@
 //         names that exist (encoders.{i}, up_encoders.{i}, estimator.blocks.{i}).
 // Interface constants never shrink: LLM vocabulary 151748, TTS vocabulary 158626 = 6562 audio
 // classes + 152064 text rows, 80 mel bins, 192 speaker dims, 6561 codes.
+//
+// The audio encoder (`apm`, duplex-input spec §1: Whisper-medium encoder + a 2-layer projector
+// to the LLM width) follows the same scales: full 24 x 1024 (16 heads, FFN 4096), projector
+// 1024 -> 4096 -> 4096; cpu the same encoder with the projector ending at the cpu LLM's 1024;
+// tiny 2 x 64 (2 heads, FFN 256) -> 128 -> 128. At every scale the positional table keeps its
+// 1500 rows (the streaming KV cache's 30 s, spec §1.5) and the mel filter bank its 80 x 201.
+// The vision encoder (`vpm`, spec §3, optional in kits): full/cpu SigLIP 27 x 1152 with the
+// resampler in the LLM width (4096 / 1024); tiny 2 x 64 (2 heads, FFN 128), resampler 128; the
+// 70 x 70 position tables keep their 4900 rows at every scale.
 #include <cstdint>
 #include <string>
 
@@ -71,6 +80,32 @@ struct PromptCacheDims {
     int64_t d = 512, n_head = 8, head_dim = 64, n_conf_layers = 10, n_dit_blocks = 16, n_steps = 5, L = 302;
 };
 
+// Audio encoder (duplex-input spec §1.2-1.3). Widths from the MiniCPM-o 4.5 module dump
+// (llama.cpp-omni convert/model.txt): conv 80 -> 1024, 24 layers, k_proj without bias,
+// fc1 1024 -> 4096, projector linear1 1024 -> 4096, linear2 4096 -> 4096.
+inline constexpr int64_t kApmCtx = 1500;     // positional_embedding rows = KV-cache tokens
+inline constexpr int64_t kApmFftBins = 201;  // mel filter columns: 1 + n_fft(400) / 2
+inline constexpr int64_t kApmPool = 5;       // average pooling kernel = stride over encoder tokens
+struct ApmDims {
+    int64_t n_layer = 24, d = 1024, n_head = 16, n_ff = 4096;
+    int64_t n_mel = kMel, n_ctx = kApmCtx;
+    int64_t n_proj = 4096;  // projector linear1 output (the LLM width in the real model)
+    int64_t n_out = 4096;   // projector linear2 output = the LLM's n_embd (one embedding row per 5 tokens)
+};
+
+// Vision encoder (duplex-input spec §3; llama.cpp-omni convert_vpm.py): SigLIP-so400m ViT
+// (27 x 1152, 16 heads, FFN 4304, patch 14, a learned 70 x 70 position table) + the MiniCPM-V
+// resampler (64 queries of the LLM width, its attention in that width, a 70 x 70 sin-cos key
+// table). The ViT widths are the converter's defaults, not read from the bundle (spec §7 Q2).
+inline constexpr int64_t kVpmGrid = 70;  // position buckets per side
+struct VpmDims {
+    int64_t n_layer = 27, d = 1152, n_head = 16, n_ff = 4304;
+    int64_t patch = 14, image_size = 448;
+    int64_t n_query = 64;
+    int64_t n_embd = 4096;  // resampler width = the LLM's n_embd
+    int32_t version = 100045;  // clip.minicpmv_version of MiniCPM-o 4.5 (run_convert.sh; convert.sh says 451)
+};
+
 struct Dims {
     LlmDims llm;
     TtsDims tts;
@@ -80,6 +115,8 @@ struct Dims {
     FlowExtraDims flow_extra;
     HiftDims hift;
     PromptCacheDims prompt_cache;
+    ApmDims apm;
+    VpmDims vpm;
 };
 
 enum class Scale { tiny, cpu, full };
@@ -105,6 +142,14 @@ FileLayout flow_matching_layout(const FlowMatchingDims &d);
 FileLayout flow_extra_layout(const FlowExtraDims &d);
 FileLayout hifigan2_layout(const HiftDims &d);
 FileLayout prompt_cache_layout(const PromptCacheDims &d);
+// Audio encoder, always F16 matrices (the bundle ships only audio/MiniCPM-o-4_5-audio-F16.gguf).
+// Its metadata carries the librosa/Slaney mel filter bank (core/mel-filters.h) as `filters`.
+FileLayout apm_layout(const ApmDims &d);
+// Vision encoder, F16 matrices (every 4-D tensor and every 2-D `.weight`) and F32 for the rest,
+// as convert_vpm.py writes them: so v.position_embd.weight is F16, resampler.query and
+// resampler.pos_embed_k F32. HF fc1 is stored as ffn_down and fc2 as ffn_up (the loader
+// swaps them back by shape). Not written by default: `rtf twin --vision`.
+FileLayout vpm_layout(const VpmDims &d);
 
 FileLayout layout_for(Role r, const Dims &d, WeightType t);
 

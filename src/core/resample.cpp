@@ -1,4 +1,4 @@
-#include "quality/resample.h"
+#include "core/resample.h"
 
 #include <cmath>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace rtf::quality {
+namespace rtf {
 
 std::vector<float> resample(const std::vector<float> &pcm, int from_rate, int to_rate) {
     if (from_rate <= 0 || to_rate <= 0) {
@@ -35,4 +35,4 @@ std::vector<float> resample(const std::vector<float> &pcm, int from_rate, int to
     return out;
 }
 
-}  // namespace rtf::quality
+}  // namespace rtf
