@@ -393,6 +393,9 @@ RunResult run_pipeline(const std::vector<Stage *> &stages, Item request, const S
             }
         }
     }
+    // A token tripped while the run was in progress, but the stages had all ended before a
+    // poll saw it (a stage that trips it and then stops at once): still a cancelled run.
+    if (config.cancel && config.cancel->cancelled()) result.cancelled = true;
     for (auto &t : threads) t.join();
 
     if (r.error) rethrow_named(r.error_stage, r.error);
