@@ -2,8 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace rtf::apm::ref {
+
+double rel_err(const std::vector<float> &a, const std::vector<float> &b) {
+    if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+    double mx = 1e-12, d = 0.0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        mx = std::max(mx, std::fabs(static_cast<double>(b[i])));
+        d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
+    }
+    return d / mx;
+}
 
 float gelu(float x) {
     const double c = std::sqrt(2.0 / 3.14159265358979323846);

@@ -7,6 +7,9 @@
 
 namespace rtf::apm::ref {
 
+// Largest |a - b| relative to the largest |b|; infinity when the sizes differ.
+double rel_err(const std::vector<float> &a, const std::vector<float> &b);
+
 float gelu(float x);  // tanh approximation (ggml_gelu's)
 
 // Linear layer: W as stored in GGUF ne [in, out] = row-major [out][in]; b may be empty.

@@ -40,16 +40,6 @@ std::vector<float> tone(size_t n, double hz, uint32_t seed) {
     return x;
 }
 
-double rel_err(const std::vector<float> &a, const std::vector<float> &b) {
-    EXPECT_EQ(a.size(), b.size());
-    double mx = 1e-12, d = 0.0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-        mx = std::max(mx, std::fabs(static_cast<double>(b[i])));
-        d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
-    }
-    return d / mx;
-}
-
 // A tensor of the file as F32 values (F16 dequantised).
 std::vector<float> f32(const gguf::MappedGguf &f, const std::string &name) {
     const auto t = f.require(name, {GGML_TYPE_F32, GGML_TYPE_F16});
@@ -123,7 +113,7 @@ TEST(ApmModel, WholeChainOverTwoChunksEqualsPlainLoops) {
         EXPECT_EQ(got.n_past, n_past);
         EXPECT_EQ(got.n_rows, rows);
         EXPECT_EQ(got.n_embd, 128);
-        EXPECT_LT(rel_err(got.data, want), 2e-2) << n;  // F16 weights and im2col, ggml's GELU
+        EXPECT_LT(ref::rel_err(got.data, want), 2e-2) << n;  // F16 weights and im2col, ggml's GELU
         n_past += T;
     }
     EXPECT_EQ(enc.n_past(), 40);
@@ -144,12 +134,12 @@ TEST(ApmEncoder, StreamingOffsetsRestartAfter30SecondsAndReset) {
         EXPECT_EQ(o.cache_reset, i == 30) << i;
         for (float v : o.data) ASSERT_TRUE(std::isfinite(v));
         if (i == 0) first = o;
-        if (i == 1) EXPECT_GT(rel_err(o.data, first.data), 1e-3);  // attends to the first second too
-        if (i == 30) EXPECT_LT(rel_err(o.data, first.data), 1e-5);  // the restart sees what the first saw
+        if (i == 1) EXPECT_GT(ref::rel_err(o.data, first.data), 1e-3);  // attends to the first second too
+        if (i == 30) EXPECT_LT(ref::rel_err(o.data, first.data), 1e-5);  // the restart sees what the first saw
     }
     enc.reset();
     EXPECT_EQ(enc.n_past(), 0);
-    EXPECT_LT(rel_err(enc.encode_pcm(second).data, first.data), 1e-5);
+    EXPECT_LT(ref::rel_err(enc.encode_pcm(second).data, first.data), 1e-5);
 
     ApmConfig off;
     off.streaming = false;
@@ -157,7 +147,7 @@ TEST(ApmEncoder, StreamingOffsetsRestartAfter30SecondsAndReset) {
     for (int i = 0; i < 3; ++i) {
         const ApmOutput o = lone.encode_pcm(second);
         EXPECT_EQ(o.n_past, 0);
-        EXPECT_LT(rel_err(o.data, first.data), 1e-5);
+        EXPECT_LT(ref::rel_err(o.data, first.data), 1e-5);
     }
 }
 

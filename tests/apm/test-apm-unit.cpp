@@ -22,17 +22,6 @@ using namespace rtf::apm;
 
 namespace {
 
-// Largest |a - b| relative to the largest |b| (both non-empty, same size).
-double rel_err(const std::vector<float> &a, const std::vector<float> &b) {
-    EXPECT_EQ(a.size(), b.size());
-    double mx = 1e-12, d = 0.0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-        mx = std::max(mx, std::fabs(static_cast<double>(b[i])));
-        d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
-    }
-    return d / mx;
-}
-
 std::vector<float> randv(std::mt19937 &g, size_t n, float sd, float mean = 0.0f) {
     std::normal_distribution<float> nd(mean, sd);
     std::vector<float> v(n);
@@ -167,7 +156,7 @@ TEST(ApmBlocks, ConvFrontAndPositionsEqualPlainLoops) {
     EXPECT_EQ(y->ne[1], T);
     for (int64_t t = 0; t < T; ++t)
         for (int64_t i = 0; i < d; ++i) want[static_cast<size_t>(t * d + i)] += pos[static_cast<size_t>((off + t) * d + i)];
-    EXPECT_LT(rel_err(got, want), 5e-3);  // ggml's im2col holds the conv input in F16
+    EXPECT_LT(ref::rel_err(got, want), 5e-3);  // ggml's im2col holds the conv input in F16
 }
 
 TEST(ApmBlocks, EncoderLayerOverTwoStreamedChunksEqualsPlainLoop) {
@@ -210,7 +199,7 @@ TEST(ApmBlocks, EncoderLayerOverTwoStreamedChunksEqualsPlainLoop) {
         ggml_tensor *y = encoder_layer(c.ctx, gf, xin, l, cache, chunk * T, n_head, 1e-5f);
         const auto got = c.run(gf, y);
         const auto want = ref::encoder_layer(x, T, d, n_head, rl, kc, vc, 1e-5f);
-        EXPECT_LT(rel_err(got, want), 2e-3) << "chunk " << chunk;  // ggml's GELU is a table/approximation
+        EXPECT_LT(ref::rel_err(got, want), 2e-3) << "chunk " << chunk;  // ggml's GELU is a table/approximation
     }
     // The cache holds both chunks' K rows in order.
     const auto *k = static_cast<const float *>(cache.k->data);
@@ -240,5 +229,5 @@ TEST(ApmBlocks, ProjectPoolEqualsPlainLoop) {
     EXPECT_EQ(n, 2);
     EXPECT_EQ(y->ne[0], n_out);
     EXPECT_EQ(y->ne[1], 2);
-    EXPECT_LT(rel_err(got, want), 1e-4);
+    EXPECT_LT(ref::rel_err(got, want), 1e-4);
 }
