@@ -189,7 +189,10 @@ int32_t LlmEngine::special_id(const std::string &text) const {
 namespace {
 // Spec §2.2 (simplex): user turn, then "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n<|tts_bos|>".
 // User text is tokenized without special-token parsing so it cannot inject control tokens.
-std::vector<int32_t> build_prompt(const LlmEngine &e, const LlmConfig &cfg, int32_t tts_bos, const std::string &user) {
+// `user_at`: set to where the user's text starts (the prompt before it is the same for
+// every user text: what warm() caches).
+std::vector<int32_t> build_prompt(const LlmEngine &e, const LlmConfig &cfg, int32_t tts_bos, const std::string &user,
+                                  size_t *user_at = nullptr) {
     std::vector<int32_t> out;
     auto add = [&](const std::string &s, bool special) {
         auto t = e.tokenize(s, special);
@@ -201,6 +204,7 @@ std::vector<int32_t> build_prompt(const LlmEngine &e, const LlmConfig &cfg, int3
     }
     if (!cfg.system_prompt.empty()) add("<|im_start|>system\n" + cfg.system_prompt + "<|im_end|>\n", true);
     add("<|im_start|>user\n", true);
+    if (user_at) *user_at = out.size();
     add(user, false);
     add("<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", true);
     if (tts_bos >= 0) out.push_back(tts_bos);
@@ -301,15 +305,10 @@ void LlmEngine::warm() {
     if (!cfg_.prompt_cache) return;
     // The shared part of every prompt, decoded once now: with text mode "fixed" the whole
     // template; otherwise what precedes the user's words (system turn, user-turn header).
-    std::vector<int32_t> shared;
-    if (cfg_.chat_template && cfg_.text_turn == "fixed") {
-        shared = build_prompt(*this, cfg_, p_->tts_bos, kFixedTextTurn);
-    } else if (cfg_.chat_template) {
-        if (!cfg_.system_prompt.empty())
-            shared = tokenize("<|im_start|>system\n" + cfg_.system_prompt + "<|im_end|>\n", true);
-        auto u = tokenize("<|im_start|>user\n", true);
-        shared.insert(shared.end(), u.begin(), u.end());
-    }
+    if (!cfg_.chat_template) return;
+    size_t user_at = 0;
+    std::vector<int32_t> shared = build_prompt(*this, cfg_, p_->tts_bos, kFixedTextTurn, &user_at);
+    if (cfg_.text_turn != "fixed") shared.resize(user_at);
     if (shared.empty() || static_cast<int>(shared.size()) >= p_->n_ctx) return;
     p_->decode(shared.data(), static_cast<int>(shared.size()), 0, false, "prompt cache");
     p_->kv_prompt = shared;
