@@ -103,7 +103,10 @@ expect_rc 0 'schedule lockstep' -- speak --models "$KIT" -p "Hi" --max-audio-s 2
 
 # 3. Ctrl-C leaves a valid WAV and exits 3 (interrupted)
 "$RTF" speak --models "$KIT" -p "Tell me a long story." --max-audio-s 600 --min-audio-s 600 -o "$TMP/int.wav" -q &
-pid=$!; sleep 3; kill -INT $pid; wait $pid; rc=$?
+# SIGINT once the run has started (the WAV exists just before the Ctrl-C guard goes in), not
+# after a fixed sleep: a loaded machine may still be loading the kit at 3 s
+pid=$!; for _ in $(seq 1 600); do [[ -e "$TMP/int.wav" ]] && break; sleep 0.2; done; sleep 2
+kill -INT $pid; wait $pid; rc=$?
 python3 -c "import wave,sys; w=wave.open(sys.argv[1]); print('ok: interrupted WAV valid, %d frames' % w.getnframes())" "$TMP/int.wav" \
   && [[ $rc -eq 3 ]] || { echo "FAIL: Ctrl-C rc=$rc"; fails=$((fails+1)); }
 
