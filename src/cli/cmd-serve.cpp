@@ -77,6 +77,10 @@ void add_serve_command(CLI::App &app, Action &action) {
     sub->add_option("--write-timeout", o->sc.write_timeout_s, "A client that reads nothing for this many seconds is dropped "
                                                               "and its stream cancelled")
         ->default_val(o->sc.write_timeout_s)->group("serve");
+    sub->add_option("--send-buffer-kb", o->sc.send_buffer_kb,
+                    "Kernel send buffer per connection in KiB (0 = the kernel's, which grows to MBs): a reader that "
+                    "stops reading is noticed once this much is queued, then after --write-timeout")
+        ->default_val(o->sc.send_buffer_kb)->group("serve");
     sub->add_flag("-q,--quiet", o->quiet, "No per-request log lines")->group("serve");
     // The speak knobs are the server's defaults; /v1/speak may change the per-utterance ones.
     add_speak_options(sub, o->opts, KnobSet::speak_no_input);

@@ -17,6 +17,8 @@ void ServeConfig::validate() const {
     if (max_body_bytes < 1024 || max_body_bytes > (64u << 20)) throw_usage("--max-body: must be in [1 KiB, 64 MiB]");
     if (!(read_timeout_s > 0 && read_timeout_s <= 600)) throw_usage("--read-timeout: must be in (0, 600] s");
     if (!(write_timeout_s > 0 && write_timeout_s <= 600)) throw_usage("--write-timeout: must be in (0, 600] s");
+    if (send_buffer_kb != 0 && (send_buffer_kb < 4 || send_buffer_kb > 65536))
+        throw_usage("--send-buffer-kb: must be 0 (the kernel's default) or in [4, 65536] KiB");
     if (keep_alive_s < 1 || keep_alive_s > 60) throw_usage("--keep-alive: must be in [1, 60] s");
     if (spare_threads < 1 || spare_threads > 64) throw_usage("spare_threads: must be in [1, 64]");
     if (runs_kept < 1 || runs_kept > 100000) throw_usage("--runs-kept: must be in [1, 100000]");
@@ -32,6 +34,7 @@ nlohmann::json ServeConfig::to_json() const {
             {"max_body_bytes", max_body_bytes},
             {"read_timeout_s", read_timeout_s},
             {"write_timeout_s", write_timeout_s},
+            {"send_buffer_kb", send_buffer_kb},
             {"keep_alive_s", keep_alive_s},
             {"worker_threads", worker_threads()},
             {"runs_kept", runs_kept}};

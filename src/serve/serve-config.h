@@ -27,6 +27,11 @@ struct ServeConfig {
     size_t max_body_bytes = 1 << 20;  // larger bodies -> 413
     double read_timeout_s = 10;       // a client that sends its request slower -> dropped
     double write_timeout_s = 10;      // a reader that stops reading this long -> stream cancelled
+    // The kernel's send buffer per connection (SO_SNDBUF), in KiB; 0 = the kernel's own, which
+    // on Linux grows to megabytes: a reader that stops reading is only noticed once the
+    // buffers between it and us are full, i.e. after this much audio (plus its receive
+    // buffer) and then write_timeout_s. A small buffer notices a stalled reader sooner.
+    int send_buffer_kb = 0;
     int keep_alive_s = 2;             // idle keep-alive connections hold a worker: keep it short
     int spare_threads = 4;            // workers beyond max_streams + max_queue
     int runs_kept = 64;               // GET /v1/runs/ID keeps this many results

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include "core/error.h"
 #include "core/format.h"
 #include "core/wav.h"
@@ -67,6 +70,22 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     h.set_payload_max_length(cfg_.max_body_bytes);
     h.set_read_timeout(std::chrono::duration<double>(cfg_.read_timeout_s));
     h.set_write_timeout(std::chrono::duration<double>(cfg_.write_timeout_s));
+    // httplib's write timeout guards the wait for the socket to become writable, but the
+    // send that follows is blocking: with a stalled reader and a chunk larger than the free
+    // buffer space it would block for ever and hold the slot. SO_SNDTIMEO bounds that send
+    // too. Both options are set on the listening socket; Linux copies them to every
+    // accepted connection.
+    h.set_socket_options([sndbuf = cfg_.send_buffer_kb, wt = cfg_.write_timeout_s](socket_t sock) {
+        httplib::default_socket_options(sock);
+        timeval tv{};
+        tv.tv_sec = static_cast<time_t>(wt);
+        tv.tv_usec = static_cast<suseconds_t>((wt - static_cast<double>(tv.tv_sec)) * 1e6);
+        setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (sndbuf > 0) {
+            const int bytes = sndbuf * 1024;
+            setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+        }
+    });
     h.set_keep_alive_timeout(cfg_.keep_alive_s);
 
     h.Post("/v1/audio/speech", [this](const httplib::Request &q, httplib::Response &s) { handle_speech(q, s, true); });

@@ -214,10 +214,14 @@ TEST(PipelineVirtual, ProfilerRunTimeSwitchOff) {
 }
 
 // Real clock, wait-type costs: pipelined rtf_steady near max(a,b,c)/chunk, lockstep
-// rtf_steady and sequential rtf near (a+b+c)/chunk. Sleeps only overshoot, and on a loaded
-// machine (a 2-core CI box building in parallel) a median 40 ms sleep was seen 2 ms late,
-// so every check gets 10 % upward and nothing downward (a run cannot be faster); the
-// pipelined bound (0.22) stays far below the serial figure (0.35) it must not reach.
+// rtf_steady and sequential rtf near (a+b+c)/chunk. Sleeps only overshoot, so the lower
+// bounds are exact (a run cannot be faster than its sleeps). The upper side is where a
+// loaded machine shows: a 2-core CI box building in parallel made a 40 ms sleep 10-20 %
+// late, so a fixed band around each figure failed there. What this test must catch is the
+// schedule itself, so the upper checks compare the schedules with each other: pipelined
+// stays below the midpoint between its figure (0.20) and the serial one (0.35) — an
+// overshoot of 37 % — and below lockstep and sequential, which serialise the same sleeps.
+// Speed itself is for `rtf bench`.
 TEST(PipelineRealClock, WaitCostsGiveTheExpectedRtf) {
     const double a = 10, b = 40, c = 20, chunk = 200;
     auto run = [&](Schedule s) {
@@ -229,13 +233,12 @@ TEST(PipelineRealClock, WaitCostsGiveTheExpectedRtf) {
     const double overlap = b / chunk, serial = (a + b + c) / chunk;
     RunResult p = run(Schedule::pipelined);
     EXPECT_GE(p.metrics.rtf_steady, overlap * 0.999);
-    EXPECT_LE(p.metrics.rtf_steady, overlap * 1.10);
+    EXPECT_LT(p.metrics.rtf_steady, (overlap + serial) / 2);
     RunResult l = run(Schedule::lockstep);
     EXPECT_GE(l.metrics.rtf_steady, serial * 0.999);
-    EXPECT_LE(l.metrics.rtf_steady, serial * 1.10);
+    EXPECT_LT(p.metrics.rtf_steady, l.metrics.rtf_steady);
     RunResult s = run(Schedule::sequential);
     EXPECT_GE(s.metrics.rtf, serial * 0.999);
-    EXPECT_LE(s.metrics.rtf, serial * 1.10);
     EXPECT_LT(p.metrics.rtf, s.metrics.rtf);
 }
 

@@ -3,7 +3,7 @@
 # equals rtf speak's for the same text and seed (chunked PCM, WAV, SSE of both endpoints, two
 # streams at once on two slots);
 # refusals name the field (400), capacity refusals carry Retry-After (429), a client that
-# disconnects cancels its stream and frees its slot, /metrics scrapes, /v1/runs/ID, rtf load
+# disconnects or stops reading cancels its stream and frees its slot, /metrics scrapes, /v1/runs/ID, rtf load
 # and its reports, and SIGTERM stops the server. Every request has a timeout; the server
 # is killed at exit whatever happens.
 source "$(dirname "$0")/../e2e/lib.sh"
@@ -20,10 +20,11 @@ KNOBS=(--max-audio-s 1.5 --min-audio-s 1.5 --seed 7)
 # bad server flags are usage errors naming the flag
 expect_rc 1 'max-streams' -- serve --models "$KIT" --max-streams 0
 expect_rc 1 'queue-timeout' -- serve --models "$KIT" --queue-timeout soon
+expect_rc 1 'send-buffer-kb' -- serve --models "$KIT" --send-buffer-kb 1
 expect_rc 1 'models' -- serve --models "$TMP/nope"
 
 "$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 2 --max-queue 1 --queue-timeout 20s \
-  "${KNOBS[@]}" >"$TMP/serve.log" 2>&1 &
+  --write-timeout 3 --send-buffer-kb 16 "${KNOBS[@]}" >"$TMP/serve.log" 2>&1 &
 SRV_PID=$!
 for _ in $(seq 1 240); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
 [[ -s "$TMP/port" ]] || { echo "FAIL: server did not start"; cat "$TMP/serve.log"; exit 1; }
@@ -156,6 +157,26 @@ while time.time() - t0 < T:
 check(h["streams_active"] == 0 and "rtf_cancelled_total 1" in m, "disconnect cancelled the stream in %.1f s" % (time.time() - t0))
 r, pcm = speech(response_format="pcm")
 check(r.status == 200 and pcm == ref, "the freed slot serves the next request, same audio")
+# 8b. a reader that stops reading (the socket stays open): once the server's small send buffer
+# (--send-buffer-kb 16) and the client's receive buffer are full, the blocked write runs out
+# after --write-timeout (3 s), and the stream is cancelled and its slot freed
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.settimeout(T)
+s.connect(("127.0.0.1", port))
+body = json.dumps({"text": "Goodbye.", "knobs": {"max-audio-s": 30}, "stream_format": "audio"}).encode()
+s.sendall(b"POST /v1/speak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+got = s.recv(1024)
+check(got.startswith(b"HTTP/1.1 200"), "stalled reader's stream started: %r" % got.split(b"\r\n")[0])
+t0 = time.time()
+while time.time() - t0 < T:
+    h = json.loads(req("GET", "/health")[1])
+    m = req("GET", "/metrics")[1].decode()
+    if h["streams_active"] == 0 and "rtf_cancelled_total 2" in m: break
+    time.sleep(0.2)
+waited = time.time() - t0
+s.close()
+check(h["streams_active"] == 0 and "rtf_cancelled_total 2" in m, "a reader that stopped reading was dropped in %.1f s" % waited)
 # 9. /metrics: Prometheus text
 r, m = req("GET", "/metrics"); m = m.decode()
 check(r.getheader("Content-Type").startswith("text/plain"), "metrics content type")

@@ -252,6 +252,18 @@ TEST(ServeConfig, ValidateNamesTheFlag) {
     c = ServeConfig{};
     c.port = 70000;
     EXPECT_THROW(c.validate(), Error);
+    c = ServeConfig{};
+    for (int kb : {1, 3, 65537, -4}) {
+        c.send_buffer_kb = kb;
+        try {
+            c.validate();
+            FAIL() << kb;
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find("--send-buffer-kb"), std::string::npos);
+        }
+    }
+    c.send_buffer_kb = 16;
+    EXPECT_NO_THROW(c.validate());
     EXPECT_EQ(ServeConfig{}.worker_threads(), 1 + 4 + 4);
 }
 
