@@ -94,4 +94,23 @@ expect_rc 1 'bad.wav' -- duplex --models "$K" --input "$TMP/bad.wav"
 expect_rc 1 '--speak-frames' -- "${D[@]}" --speak-frames 1-4
 expect_rc 1 '--speak-frames' -- "${D[@]}" --frames 5 --speak-frames 4-9
 expect_rc 1 '--interval' -- "${D[@]}" --interval soon
+
+# 5. rtf bench --workload duplex: the bench protocol over duplex sessions (3 runs)
+B="models=$K;input=$TMP/speech.wav;frames=5;interval=100ms;speak-frames=3;threads=1"
+"$RTF" bench --workload duplex --set "$B" --warmup 0 --runs 3 --sample-ms 0 --json "$TMP/b.json" > "$TMP/b.out" 2>&1
+rc=$?
+python3 - "$TMP/b.json" "$rc" <<'PY' && echo "ok: bench --workload duplex -> $rc" || { echo "FAIL: bench duplex -> $rc"; head -20 "$TMP/b.out"; fails=$((fails+1)); }
+import json, sys
+j = json.load(open(sys.argv[1])); rc = int(sys.argv[2])
+c = j["configs"][0]
+assert c["workload"] == "duplex" and c["verdict"]["status"] == "VALID" and c["verdict"]["exit_code"] == rc and rc in (0, 2), c["verdict"]
+assert len(c["runs"]) == 3 and all(r["ok"] for r in c["runs"])
+for r in c["runs"]:
+    m = r["metrics"]
+    for k in ["rtf", "first_audio_ms", "decision_latency_ms", "starvation", "audio_s", "duplex_verdict_code", "rtf_stage.llm"]:
+        assert k in m, k
+    assert m["audio_s"] > 0 and m["decision_latency_ms"]["p95"] > 0, m
+PY
+expect_rc 1 'is not a knob of workload duplex' -- bench --workload duplex --set "nope=1"
+expect_rc 1 'speak-frames' -- bench --workload duplex --set "models=$K;input=$TMP/speech.wav;speak-frames=1"
 finish
