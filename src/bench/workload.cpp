@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "bench/duplex-workload.h"
 #include "bench/mock-workload.h"
 #include "bench/simulate-workload.h"
 #include "bench/speak-workload.h"
@@ -48,6 +49,7 @@ std::vector<WorkloadInfo> &registry() {
         v.push_back(simulate_workload_info());
         v.push_back(mock_workload_info());
         v.push_back(speak_workload_info());
+        v.push_back(duplex_workload_info());
         return v;
     }();
     return r;

@@ -29,6 +29,12 @@ struct Item {
     int sample_rate = 0;             // Hz, for pcm
     double audio_ms = 0;             // duration of audio this item stands for
     bool last = false;               // optional end-of-stream hint from a stage
+    // Duplex (speak/duplex.h): the input frame the item stems from (-1 = none), and the marks
+    // the duplex stages hand on: a speaking chunk ends here (the LLM's decode chunk / a TTS
+    // call), the speak turn ends here.
+    int frame = -1;
+    bool chunk_end = false;
+    bool turn_end = false;
 
     // Managed by the pipeline: per stage, the index of the StageEvent on this item's path.
     std::vector<int> lineage;

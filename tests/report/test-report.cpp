@@ -366,3 +366,42 @@ TEST(Report, SimulateResult) {
     EXPECT_NE(h.find("rtfkit report \xE2\x80\x94 simulate"), std::string::npos);
     EXPECT_EQ(count(h, "reached the sink at"), 8u);
 }
+
+// An `rtf duplex` result (rtfkit.duplex/1): the HTML page is its analysis plus the session
+// timeline (one bar per frame, chunk marks, playback with the gap the analyzer's [5] sees);
+// the Markdown is the analysis's; strings from the JSON are escaped.
+TEST(Report, DuplexRunTimeline) {
+    json frames = json::array();
+    for (int i = 0; i < 4; ++i)
+        frames.push_back({{"frame_id", i}, {"t_push_ms", 100.0 * i}, {"t_done_ms", 100.0 * i + 40}, {"ok", i != 3},
+                          {"is_speak", i == 1 || i == 2}});
+    // turn 0: chunk 1 ready at 300 ms plays 300..500, chunk 2 ready at 700 ms -> a 200 ms gap
+    json chunks = json::array({{{"t_complete_ms", 300.0}, {"duration_s", 0.2}, {"is_final", false}, {"audio_turn_id", 0}},
+                               {{"t_complete_ms", 700.0}, {"duration_s", 0.1}, {"is_final", true}, {"audio_turn_id", 0}}});
+    json doc = {{"schema", "rtfkit.duplex/1"},
+                {"meta", {{"stream_interval_ms", 100}, {"decision", "forced"}, {"speak_frames", "1-2<b>"}}},
+                {"frames", frames},
+                {"audio_chunks", chunks},
+                {"stages", json::array({{{"name", "llm"}, {"busy_ms", 160.0}, {"utilization", 0.2}}})},
+                {"binding_stage", "llm"},
+                {"completed", false},
+                {"error", "stage 'tts' failed: <boom>"},
+                {"analysis",
+                 {{"schema", "rtfkit.duplex-report/1"},
+                  {"verdict", "fail"},
+                  {"summary", "a check failed"},
+                  {"options", {{"startup_buffer_ms", 0}}},
+                  {"checks", json::array({{{"id", "decision_latency"}, {"state", "PASS"}, {"rule", "P95 < 100"}},
+                                          {{"id", "no_failed_frames"}, {"state", "FAIL"}, {"rule", "1 of 4 failed"}}})},
+                  {"turns", {{"speak", 1}, {"audio", 1}}}}}};
+    const std::string h = render_html(doc, "r.json");
+    EXPECT_NE(h.find("Timeline"), std::string::npos);
+    EXPECT_NE(h.find("<svg"), std::string::npos);
+    EXPECT_NE(h.find("frame 3: pushed 300.0 ms, done 340.0 ms (FAILED)"), std::string::npos);
+    EXPECT_NE(h.find("playback gap 200.0 ms"), std::string::npos);
+    EXPECT_NE(h.find("no_failed_frames"), std::string::npos);
+    EXPECT_NE(h.find("Incomplete run: stage &#39;tts&#39; failed: &lt;boom&gt;"), std::string::npos) << h.substr(0, 3000);
+    EXPECT_EQ(h.find("<boom>"), std::string::npos);
+    EXPECT_EQ(h.find("1-2<b>"), std::string::npos);
+    EXPECT_NE(render_markdown(doc).find("duplex-report: FAIL"), std::string::npos);
+}

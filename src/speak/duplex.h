@@ -1,0 +1,167 @@
+#pragma once
+// A duplex session end to end (duplex-input spec §4, speak-path spec §5.1): 1 s frames of the
+// user's audio arrive on a fixed cadence and go through the audio encoder, the LLM's duplex
+// turn (listen / speak + text), the duplex TTS (variant D) and Token2Wav — while the next
+// frames keep arriving. The result is the timeline `rtf duplex-report` analyses.
+//
+//   DuplexConfig cfg;  cfg.models_dir = "kit";  cfg.input = "speech.wav";
+//   cfg.speak_frames = "4-12,20-28";                    // twins: a forced decision schedule
+//   cfg.validate();
+//   auto engines = load_duplex_engines(cfg);            // seconds; warmed
+//   auto frames = input_frames(cfg, audio, &n_silence); // 1 s frames at 16 kHz
+//   DuplexResult r = run_duplex(*engines, cfg, frames);
+//   nlohmann::json doc = to_json(r);                    // frames[] + audio_chunks[] (§5.1)
+//
+// Stages, each on its own worker thread (pipeline/pipeline.h), with the reference's queues:
+//   input  (source)  pushes frame i at t0 + i * interval: absolute deadlines, so a late push
+//                    does not shift the later ones; t_push_ms is taken when the frame is
+//                    handed on (a full encoder queue blocks it, as the reference's producer)
+//   -> q1 encoder queue, cap 16 (ENCODER_QUEUE_CAP)
+//   apm              ApmEncoder (streaming cache over the session): 10 rows per frame
+//   -> q2 prefill queue, cap 30 (the reference's intended PREFILL_QUEUE_CAP; its own is in
+//                    practice unbounded)
+//   llm              DuplexLlm::frame(): prefill, decision (forced by the schedule when
+//                    given), text; the frame is done (t_done_ms) when its turn is evaluated
+//   -> q3 LLM->TTS, cap 16 (the write-up's fix of the reference's 1); one item per message
+//   tts              TtsEngine duplex mode: feed_queued() per message, chunks of <= 26 codes
+//   -> q4 TTS->T2W, cap 16
+//   t2w              T2wStream: one PCM item per window; the sink records audio_chunks[]
+// The TTS takes one message per call (its queue hands them over one at a time, so the
+// reference's batch merge sees a batch of one). Token2Wav has no mid-turn flush: a chunk end
+// (`is_chunk_end`) is not flushed, the turn's end (`is_final`) is; a final flush that renders
+// no samples still sends an empty is_final chunk, so every audio turn is closed.
+//
+// Times are ms on the session clock (t0 = the first push's deadline). audio_turn_id counts
+// is_final chunks; speak_turn_id numbers runs of speaking frames (-1 for listening ones).
+//
+// Errors: bad config -> rtf::Error(Usage) naming the flag (validate, before loading); a stage
+// that throws stops the run: run_duplex() returns the partial timeline with `error` and
+// `failed_stage` set (frames pushed but not done have ok = false), it does not throw.
+// Test hooks (DuplexConfig::fail_* / delay_*): a stage throws at a frame, or sleeps per frame.
+// Thread-safety: one run_duplex() at a time per DuplexEngines.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/apm/apm-encoder.h"
+#include "models/apm/apm-model.h"
+#include "models/apm/audio-input.h"
+#include "models/lm/llm-duplex.h"
+#include "models/lm/tts-engine.h"
+#include "models/t2w/t2w-config.h"
+#include "models/t2w/t2w-model.h"
+#include "models/t2w/t2w-stream.h"
+#include "pipeline/cancel.h"
+#include "speak/kit.h"
+
+namespace rtf::speak {
+
+// Inclusive frame index ranges, e.g. "4-12,20-28" or "5" (one frame).
+struct FrameRange {
+    int first = 0, last = 0;
+};
+// Throws rtf::Error(Usage) naming `flag` for anything but comma-separated N or N-M (N <= M,
+// non-negative, ascending, not overlapping).
+std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &flag);
+bool in_ranges(const std::vector<FrameRange> &r, int frame);
+
+struct DuplexConfig {
+    std::string models_dir;          // the kit: LLM, TTS, projector, token2wav, audio encoder
+    std::string input;               // the user's recording (any rate / channels)
+    double interval_ms = 1000;       // push cadence (the reference's --stream-interval)
+    int n_frames = 0;                // frames to push; 0 = as many as the input has. More than
+                                     // the input has: the rest are silence (input_frames)
+    std::string speak_frames;        // "" = the model decides; else the forced schedule
+    int frame_ms = 1000;             // audio per frame (the reference's frames are 1 s files)
+    double startup_buffer_ms = 0;    // the analyzer's playback buffer ([2], [5])
+    double max_gap_ms = 0;           // the analyzer's tolerated playback gap ([5])
+    int encoder_queue_cap = 16, prefill_queue_cap = 30, tts_queue_cap = 16, t2w_queue_cap = 16;
+    int threads = 0;                 // compute threads of each stage's engine; 0 = min(4, CPUs / 2)
+    lm::DuplexLlmConfig llm;         // model_path filled from the kit
+    lm::TtsConfig tts;               // model_path / projector_path filled from the kit; mode Duplex
+    t2w::T2wConfig t2w;
+    apm::ApmConfig apm;
+    pipe::CancelToken *cancel = nullptr;  // optional (Ctrl-C): a cancelled run is partial
+
+    // Test hooks: stage `fail_stage` ("input", "apm", "llm", "tts", "t2w") throws when it
+    // handles frame `fail_frame`; stage `delay_stage` sleeps `delay_ms` per frame it handles.
+    std::string fail_stage;
+    int fail_frame = -1;
+    std::string delay_stage;
+    double delay_ms = 0;
+
+    void validate() const;  // throws rtf::Error(Usage) naming the flag
+    // Thread counts filled in (threads 0 resolved) and the engine configs made consistent.
+    void finalize();
+    nlohmann::json to_json() const;
+};
+
+struct DuplexEngines {
+    Kit kit;
+    std::string apm_path;
+    std::unique_ptr<apm::ApmModel> apm_model;
+    std::unique_ptr<apm::ApmEncoder> apm;
+    std::unique_ptr<lm::DuplexLlm> llm;
+    std::unique_ptr<lm::TtsEngine> tts;
+    std::shared_ptr<const t2w::T2wModel> t2w;
+    std::unique_ptr<t2w::T2wStream> t2w_stream;
+    double load_ms_apm = 0, load_ms_llm = 0, load_ms_tts = 0, load_ms_t2w = 0;
+};
+
+// Resolves the kit (the audio encoder is required here), fills the model paths into `cfg`,
+// loads and warms the four engines. Throws rtf::Error(Usage/Setup) naming the file.
+std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg);
+
+// The input's 16 kHz samples as cfg.n_frames frames of cfg.frame_ms: the last partial frame
+// is zero-padded to a full one, and frames past the end of the recording are silence
+// (`n_silence` says how many frames hold no recorded audio at all).
+std::vector<std::vector<float>> input_frames(const DuplexConfig &cfg, const apm::AudioInput &audio, int *n_silence);
+
+struct DuplexFrameRecord {
+    bool pushed = false, encoded = false, done = false;
+    double t_push_ms = 0, t_encoded_ms = 0, t_done_ms = 0;
+    double apm_ms = 0;
+    int n_rows = 0;
+    lm::DuplexFrameResult llm;  // valid when done (hidden rows dropped)
+    bool silence = false;       // every sample is zero (e.g. past the end of the recording)
+};
+
+struct DuplexChunkRecord {
+    double t_complete_ms = 0;
+    int64_t n_samples = 0;
+    int sample_rate = 0;
+    bool is_final = false;
+    int audio_turn_id = 0;
+    int frame = -1;  // the LLM frame whose text the chunk's codes came from (last one)
+};
+
+struct DuplexResult {
+    std::vector<DuplexFrameRecord> frames;  // one per frame given
+    std::vector<DuplexChunkRecord> chunks;  // in order of completion
+    double session_ms = 0;                  // t0 -> the last stage done
+    // Busy ms per stage (its own work, not waiting): input, apm, llm, tts, t2w.
+    std::vector<std::pair<std::string, double>> busy_ms;
+    int tts_calls = 0;
+    bool completed = false;                 // every stage ran to the end
+    bool cancelled = false;
+    std::string error;                      // why not completed
+    std::string failed_stage;               // the stage that threw ("" = none)
+    nlohmann::json meta;                    // §5.1 meta + ours (decision, queues, input, kit)
+};
+
+// Runs one session over `frames` (16 kHz, frame_ms each). Never throws for a stage failure
+// (see the header comment); throws rtf::Error(Usage) for frames that are empty.
+DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::vector<std::vector<float>> &frames);
+
+// The stage whose busy time is the largest share of the session (the binding stage), "" if none.
+std::string binding_stage(const DuplexResult &r);
+
+// The result JSON: {"schema": "rtfkit.duplex/1", "meta", "frames": [...], "audio_chunks":
+// [...], "stages": [{name, busy_ms, utilization}], "binding_stage", "completed", "error",
+// "failed_stage", "session_ms"} — frames[] and audio_chunks[] carry the fields of spec §5.1
+// (the analyzer's input, bench/duplex-analysis.h) plus ours (apm_ms, llm_prefill_ms, ...).
+nlohmann::json to_json(const DuplexResult &r);
+
+}  // namespace rtf::speak

@@ -1,0 +1,175 @@
+// The LLM's duplex turn (lm/llm-duplex.h) on a tiny twin kit's LLM (label model): the twin
+// vocabulary's duplex tokens, force_listen, a forced speak frame (the 26-token budget, messages
+// of 10, hidden rows of n_embd, KV positions), a listen after speaking ending the TTS turn,
+// a seeded sampled decision, the context-full error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "common/scratch-dir.h"
+#include "core/error.h"
+#include "models/lm/llm-duplex.h"
+#include "twin/twin.h"
+
+using namespace rtf;
+
+namespace {
+class LlmDuplex : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        scratch_ = std::make_unique<rtf::test::ScratchDir>("llm-duplex-kit");
+        dir_ = scratch_->dir.string();
+        twin::KitOptions o;
+        o.out_dir = dir_;
+        o.roles = {gguf::Role::llm};
+        auto k = twin::make_kit(o);
+        model_ = dir_ + "/" + k.files.at(0).path;
+    }
+    static void TearDownTestSuite() { scratch_.reset(); }
+    static lm::DuplexLlmConfig llm_config() {
+        lm::DuplexLlmConfig c;
+        c.model_path = model_;
+        c.placement.n_threads = 1;
+        c.placement.n_threads_batch = 1;
+        c.placement.n_ctx = 1024;
+        return c;
+    }
+    static std::unique_ptr<rtf::test::ScratchDir> scratch_;
+    static std::string dir_, model_;
+};
+std::unique_ptr<rtf::test::ScratchDir> LlmDuplex::scratch_;
+std::string LlmDuplex::dir_, LlmDuplex::model_;
+
+// Audio-like rows of the LLM's width.
+std::vector<float> rows(int n_embd, int n = 10, float scale = 0.05f) {
+    std::vector<float> v(static_cast<size_t>(n) * static_cast<size_t>(n_embd));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i));
+    return v;
+}
+}  // namespace
+
+TEST_F(LlmDuplex, LlmTurnForceListenForcedSpeakAndListen) {
+    auto cfg = llm_config();
+    cfg.forced_speak_tokens = 26;  // run forced frames to the budget
+    lm::DuplexLlm llm(cfg);
+    const auto &tk = llm.tokens();
+    // The twin vocabulary carries the spec's named ids but no single <unit> / </unit> token.
+    EXPECT_EQ(tk.speak, 151706);
+    EXPECT_EQ(tk.listen, 151705);
+    EXPECT_EQ(tk.chunk_eos, 151718);
+    EXPECT_FALSE(tk.unit_special());
+    const int n_open = static_cast<int>(tk.unit_open.size()), n_close = static_cast<int>(tk.unit_close.size());
+    const int d = llm.n_embd();
+    const auto in = rows(d);
+
+    llm.begin_session();
+    std::vector<lm::DuplexMessage> msgs;
+    auto collect = [&](lm::DuplexMessage &&m) { msgs.push_back(std::move(m)); };
+    // force_listen: the first 3 frames decide nothing, even when a speak is asked for
+    for (int i = 0; i < 3; ++i) {
+        const int before = llm.n_past();
+        auto r = llm.frame(in.data(), 10, true, collect);
+        EXPECT_TRUE(r.force_listen);
+        EXPECT_FALSE(r.is_speak);
+        EXPECT_TRUE(r.ids.empty());
+        EXPECT_EQ(r.n_prefill_rows, n_open + 10);
+        EXPECT_EQ(r.n_past_before, before);
+        EXPECT_EQ(r.n_past_after - before, n_open + 10 + n_close);  // prefill + </unit>, no decision
+    }
+    EXPECT_TRUE(msgs.empty());
+
+    // a forced speak frame runs to the budget: 26 valid tokens with 26 hidden rows, in
+    // messages of 10, 10, 6; the last one ends the decode chunk, not the turn
+    auto s = llm.frame(in.data(), 10, true, collect);
+    EXPECT_TRUE(s.is_speak);
+    EXPECT_TRUE(s.forced);
+    EXPECT_EQ(s.decision, "<|speak|>");
+    EXPECT_EQ(s.end, "budget");
+    EXPECT_FALSE(s.end_of_turn);
+    ASSERT_EQ(s.ids.size(), 26u);
+    ASSERT_EQ(s.hidden.size(), 26u * static_cast<size_t>(d));
+    for (float v : s.hidden) ASSERT_TRUE(std::isfinite(v));
+    // <unit> + rows, <|speak|>, every sampled token, the forced <|chunk_eos|>, </unit>
+    EXPECT_EQ(s.n_past_after - s.n_past_before, n_open + 10 + 1 + s.n_sampled + 1 + n_close);
+    ASSERT_EQ(msgs.size(), 3u);
+    EXPECT_EQ(msgs[0].ids.size(), 10u);
+    EXPECT_EQ(msgs[1].ids.size(), 10u);
+    EXPECT_EQ(msgs[2].ids.size(), 6u);
+    EXPECT_FALSE(msgs[0].llm_finish);
+    EXPECT_TRUE(msgs[2].llm_finish);
+    EXPECT_FALSE(msgs[2].end_of_turn);
+    EXPECT_EQ(msgs[0].hidden.size(), 10u * static_cast<size_t>(d));
+    // the messages carry exactly the frame's tokens and rows, in order
+    std::vector<int32_t> joined;
+    for (const auto &m : msgs) joined.insert(joined.end(), m.ids.begin(), m.ids.end());
+    EXPECT_EQ(joined, s.ids);
+    EXPECT_EQ(std::vector<float>(msgs[1].hidden.begin(), msgs[1].hidden.begin() + d),
+              std::vector<float>(s.hidden.begin() + 10 * d, s.hidden.begin() + 11 * d));
+    EXPECT_TRUE(llm.speaking());
+
+    // a listen right after speaking: no text, one message that ends the TTS turn
+    msgs.clear();
+    auto l = llm.frame(in.data(), 10, false, collect);
+    EXPECT_FALSE(l.is_speak);
+    EXPECT_TRUE(l.ids.empty());
+    EXPECT_EQ(l.n_past_after - l.n_past_before, n_open + 10 + 1 + n_close);  // + <|listen|>
+    ASSERT_EQ(msgs.size(), 1u);
+    EXPECT_TRUE(msgs[0].ids.empty());
+    EXPECT_TRUE(msgs[0].llm_finish);
+    EXPECT_TRUE(msgs[0].end_of_turn);
+    EXPECT_FALSE(llm.speaking());
+    // a second listen sends nothing; the session is not speaking, so nothing closes
+    msgs.clear();
+    llm.frame(in.data(), 10, false, collect);
+    EXPECT_TRUE(msgs.empty());
+    EXPECT_FALSE(llm.end_session().has_value());
+
+    // a turn still open at the end of the input is closed by end_session()
+    llm.frame(in.data(), 10, true, collect);
+    auto m = llm.end_session();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_TRUE(m->llm_finish && m->end_of_turn && m->ids.empty());
+}
+
+TEST_F(LlmDuplex, LlmSampledDecisionIsSeededAndBounded) {
+    auto run = [&] {
+        lm::DuplexLlm llm(llm_config());
+        llm.begin_session();
+        std::vector<std::vector<int32_t>> out;
+        const auto in = rows(llm.n_embd());
+        for (int i = 0; i < 6; ++i) {
+            auto r = llm.frame(in.data(), 10, std::nullopt, [](lm::DuplexMessage &&) {});
+            EXPECT_FALSE(r.forced);
+            EXPECT_LE(r.ids.size(), 26u);
+            if (!r.is_speak) EXPECT_TRUE(r.ids.empty());
+            if (i >= 3) EXPECT_FALSE(r.decision.empty());
+            out.push_back(r.ids);
+        }
+        return out;
+    };
+    EXPECT_EQ(run(), run());
+}
+
+TEST_F(LlmDuplex, LlmErrors) {
+    lm::DuplexLlm llm(llm_config());
+    const auto in = rows(llm.n_embd());
+    EXPECT_THROW(llm.frame(in.data(), 10, false, [](lm::DuplexMessage &&) {}), Error);  // no session
+    auto c = llm_config();
+    c.max_speak_tokens = 0;
+    EXPECT_THROW(c.validate(), Error);
+    c = llm_config();
+    c.forced_speak_tokens = 27;  // more than the budget
+    EXPECT_THROW(c.validate(), Error);
+    c = llm_config();
+    c.placement.n_batch = 64;
+    c.placement.n_ctx = 64;  // frames of ~20 positions: full after a few (libllama may round n_ctx up)
+    lm::DuplexLlm small(c);
+    small.begin_session();
+    try {
+        for (int i = 0; i < 100; ++i) small.frame(in.data(), 10, false, [](lm::DuplexMessage &&) {});
+        FAIL() << "no context-full error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("context full"), std::string::npos) << e.what();
+    }
+}
