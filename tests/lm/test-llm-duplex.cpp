@@ -142,8 +142,12 @@ TEST_F(LlmDuplex, LlmSampledDecisionIsSeededAndBounded) {
             auto r = llm.frame(in.data(), 10, std::nullopt, [](lm::DuplexMessage &&) {});
             EXPECT_FALSE(r.forced);
             EXPECT_LE(r.ids.size(), 26u);
-            if (!r.is_speak) EXPECT_TRUE(r.ids.empty());
-            if (i >= 3) EXPECT_FALSE(r.decision.empty());
+            if (!r.is_speak) {
+                EXPECT_TRUE(r.ids.empty());
+            }
+            if (i >= 3) {
+                EXPECT_FALSE(r.decision.empty());
+            }
             out.push_back(r.ids);
         }
         return out;
