@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/parse.h"
 #include "core/wav.h"
+#include "models/gguf/gguf-file.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-profile.h"
@@ -29,14 +31,25 @@ namespace rtf::cli {
 
 namespace {
 
+// Euler steps of the reference runtime (omni requests 5; spec §3.5).
+constexpr int kReferenceFlowSteps = 5;
+
 struct T2wOptions {
     std::string models, tokens_file, out, json;
+    std::string prompt_cache, ref_prompt_cache;  // "" = the kit's prompt_cache.gguf
     int random_n = 0;
     uint32_t seed = 0;
     int chunk = 25;
     bool no_fidelity = false;
     SpeakOptions knobs;  // the Token2Wav group of the speak knob table (speak/knobs.h)
 };
+
+// n_timesteps of a prompt cache file, read from its header (-1 when absent).
+int prompt_cache_steps(const std::string &path) {
+    if (!std::filesystem::exists(path)) throw_usage("t2w: prompt cache " + path + " not found");
+    const gguf::GgufFile g(path);
+    return g.has_key("mtmd.prompt_cache.n_timesteps") ? static_cast<int>(g.get_int("mtmd.prompt_cache.n_timesteps")) : -1;
+}
 
 std::vector<int32_t> read_token_file(const std::string &path) {
     std::ifstream f(path);
@@ -92,7 +105,7 @@ int run_t2w(const T2wOptions &o) {
 
     t2w::T2wProfile prof;
     const auto t_init = std::chrono::steady_clock::now();
-    auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc, cfg.type_t2m, cfg.type_voc);
+    auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc, cfg.type_t2m, cfg.type_voc, true, o.prompt_cache);
     t2w::T2wStream stream(*model, cfg);
     const auto t_warm = std::chrono::steady_clock::now();
     stream.warm(!std::getenv("RTF_T2W_WARM_RUN") || std::string(std::getenv("RTF_T2W_WARM_RUN")) != "0");  // as the speak path does at load: no window pays graph set-up
@@ -106,10 +119,34 @@ int run_t2w(const T2wOptions &o) {
                         std::to_string(model->enc_dims().vocab - 1) + ")");
         }
     }
-    // A compute type other than f32 or a shorter first window changes the math: the same
-    // tokens go through the reference path (f32, 28-token first window) afterwards and the
-    // output is scored against it (mel and PCM SNR).
-    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32" || cfg.first_window != t2w::kWindowTokens;
+    // A compute type other than f32, a shorter first window or another flow-step count than
+    // the reference's 5 changes the math: the same tokens go through the reference path (f32,
+    // 28-token first window, 5 steps with a 5-step prompt cache) afterwards and the output is
+    // scored against it (mel and PCM SNR).
+    const int steps = stream.flow_steps();
+    const bool steps_differ = steps != kReferenceFlowSteps;
+    // The reference's 5 steps need a cache built for 5: --ref-prompt-cache, else the kit's own
+    // when it is one (else the step count cannot be scored: the pass keeps this run's steps).
+    std::string ref_prompt = !o.ref_prompt_cache.empty() ? o.ref_prompt_cache : o.prompt_cache;
+    int ref_steps = steps;
+    if (steps_differ) {
+        const std::string cand = !o.ref_prompt_cache.empty() ? o.ref_prompt_cache : model->dir() + "/prompt_cache.gguf";
+        const int n = prompt_cache_steps(cand);
+        if (n == kReferenceFlowSteps) {
+            ref_prompt = cand;
+            ref_steps = kReferenceFlowSteps;
+        } else if (!o.ref_prompt_cache.empty()) {
+            throw_usage("--ref-prompt-cache " + cand + ": n_timesteps " + std::to_string(n) + ", expected 5 (build one with `rtf t2w-prompt --steps 5`)");
+        }
+        std::cerr << "t2w: " << steps << " flow steps (prompt cache " << model->prompt_file() << "): not the reference's "
+                  << kReferenceFlowSteps << ", so the math differs from the reference runtime's"
+                  << (o.no_fidelity                          ? ""
+                      : ref_steps == kReferenceFlowSteps ? "; the output is scored against 5 steps below"
+                                                         : "; no 5-step prompt cache to score it against (give --ref-prompt-cache)")
+                  << "\n";
+    }
+    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32" || cfg.first_window != t2w::kWindowTokens ||
+                       ref_steps != steps || !o.ref_prompt_cache.empty();
     const bool fidelity = typed && !o.no_fidelity;
     std::vector<float> mels;
     std::vector<t2w::WindowRecord> recs;
@@ -117,12 +154,13 @@ int run_t2w(const T2wOptions &o) {
     for (auto &w : recs) prof.record(w);
     nlohmann::json fid = nullptr;
     if (fidelity) {
-        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << ", first window " << cfg.first_window
-                  << " against the f32, 28-token-first-window path on the same tokens ...\n";
+        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << ", first window " << cfg.first_window << ", "
+                  << steps << " flow steps against the f32, 28-token-first-window, " << ref_steps << "-step path on the same tokens ...\n";
         t2w::T2wConfig ref_cfg = cfg;
         ref_cfg.type_t2m = ref_cfg.type_voc = "f32";
         ref_cfg.first_window = t2w::kWindowTokens;
-        auto ref_model = t2w::T2wModel::load(o.models, ref_cfg.device_t2m, ref_cfg.device_voc);
+        ref_cfg.flow_steps = ref_steps;
+        auto ref_model = t2w::T2wModel::load(o.models, ref_cfg.device_t2m, ref_cfg.device_voc, "f32", "f32", true, ref_prompt);
         t2w::T2wStream ref_stream(*ref_model, ref_cfg);
         std::vector<float> ref_mels;
         std::vector<t2w::WindowRecord> ref_recs;
@@ -134,7 +172,10 @@ int run_t2w(const T2wOptions &o) {
         const size_t s1 = static_cast<size_t>(t2w::kSampleRate);
         const std::vector<float> ref_rest(ref_pcm.begin() + static_cast<std::ptrdiff_t>(std::min(s1, ref_pcm.size())), ref_pcm.end());
         const std::vector<float> rest(pcm.begin() + static_cast<std::ptrdiff_t>(std::min(s1, pcm.size())), pcm.end());
-        fid = {{"reference", "f32, first window 28"},
+        fid = {{"reference", "f32, first window 28, " + std::to_string(ref_steps) + " flow steps"},
+               {"reference_flow_steps", ref_steps},
+               {"reference_prompt_cache", ref_model->prompt_file()},
+               {"flow_steps", steps},
                {"type_t2m", cfg.type_t2m},
                {"type_voc", cfg.type_voc},
                {"first_window", cfg.first_window},
@@ -202,6 +243,7 @@ int run_t2w(const T2wOptions &o) {
                       {"dit", {{"hidden", D.hidden}, {"heads", D.n_heads}, {"depth", D.depth}}},
                       {"prompt_len", model->prompt().att_len},
                       {"flow_steps", stream.flow_steps()},
+                      {"prompt_cache", model->prompt_file()},
                       {"weight_bytes", model->weight_bytes()}};
         j["tokens"] = tokens.size();
         j["samples"] = pcm.size();
@@ -212,6 +254,8 @@ int run_t2w(const T2wOptions &o) {
         j["compute_s"] = prof.compute_s();
         j["rtf"] = audio_s > 0 ? prof.compute_s() / audio_s : 0.0;
         j["fidelity"] = fid;
+        // fewer (or more) Euler steps than the reference's 5: other math, said here and on stderr
+        j["flow_steps_differ_from_reference"] = steps_differ;
         j["op_profile"] = ops;  // null unless RTF_T2W_PROFILE_OPS=1  // null: f32 (the reference path itself) or --no-fidelity
         j["audio_check"] = {{"finite", finite}, {"min", lo}, {"max", hi}, {"max_step_within", max_step}, {"max_step_seam", max_seam}};
         nlohmann::json wins = nlohmann::json::array();
@@ -255,8 +299,15 @@ static void add_t2w_command(CLI::App &app, Action &action) {
     // The engine's knobs, from the speak knob table: spelt as in `rtf speak` (--t2w-threads-t2m, ...)
     add_speak_options(sub, o->knobs, KnobSet::t2w_engine);
     sub->add_option("--chunk", o->chunk, "Codes per push, like the TTS hand-off (default 25)")->check(CLI::Range(1, 1000000));
+    sub->add_option("--prompt-cache", o->prompt_cache,
+                    "Prompt cache file instead of the kit's token2wav-gguf/prompt_cache.gguf (e.g. one `rtf t2w-prompt --steps N` built; "
+                    "--flow-steps must match its n_timesteps)");
+    sub->add_option("--ref-prompt-cache", o->ref_prompt_cache,
+                    "5-step prompt cache of the fidelity pass when --flow-steps is not 5 (default: the kit's prompt_cache.gguf); "
+                    "build it from the same bundle so that only the step count differs");
     sub->add_flag("--no-fidelity", o->no_fidelity,
-                  "With a --t2w-type-* other than f32 or --t2w-first-window < 28: skip the second pass (f32, 28-token first window) that scores the output (mel and PCM SNR)");
+                  "With a --t2w-type-* other than f32, --t2w-first-window < 28 or flow steps other than 5: skip the second pass (f32, "
+                  "28-token first window, 5 steps) that scores the output (mel and PCM SNR)");
     sub->add_option("--json", o->json, "Write the run (config, windows, timings, audio checks) as JSON ('-' = stdout)");
     sub->callback([&action, o, tok, rnd] {
         if (tok->count() == 0 && rnd->count() == 0) throw_usage("t2w: give --tokens FILE or --random N");

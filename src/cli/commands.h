@@ -1,7 +1,7 @@
 #pragma once
 // Registry of `rtf` subcommands. Each cmd-<name>.cpp defines one function that adds its
 // CLI11 subcommand and registers it with RTF_COMMAND(order, function); `order` sets the
-// position in `rtf --help` (10 demo, 20 speak, 30 t2w, 32 lm-bench, 40 simulate,
+// position in `rtf --help` (10 demo, 20 speak, 30 t2w, 31 t2w-prompt, 32 lm-bench, 40 simulate,
 // 50 bench, 55 compare, 58 tune, 60 limits, 62 predict, 65 sample, 70 quality, 80 report,
 // 82 duplex-report, 90 twin, 95 inspect, 100 devices, 110 version).
 //

@@ -244,7 +244,8 @@ std::vector<KnobDef> make_table() {
                  true, false, [](SpeakConfig &c, const std::string &v) { c.t2w.device_voc = v; },
                  [](const SpeakConfig &c) { return c.t2w.device_voc; }});
     t.push_back({"flow-steps", "", "t2w", "steps",
-                 "Euler steps of flow matching (0 = the prompt cache's, 5 in the official file; must match the cache)",
+                 "Euler steps of flow matching (0 = the prompt cache's, 5 in the official file; must match the cache: "
+                 "`rtf t2w-prompt --steps N` builds one for N; N != 5 is not the reference's math)",
                  {}, false, false, true, true,
                  [](SpeakConfig &c, const std::string &v) {
                      c.t2w.flow_steps = static_cast<int>(parse_int(v, "--flow-steps", 0, 1000));

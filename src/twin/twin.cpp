@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
 #include "rtf/build-info.h"
+#include "twin/prompt-bundle.h"
 #include "twin/tensor-data.h"
 
 namespace rtf::twin {
@@ -473,6 +474,8 @@ KitResult make_kit(const KitOptions &o) {
         f.path = rel;
         res.total_bytes += f.bytes;
         res.files.push_back(f);
+        // the seeded prompt bundle beside the prompt cache (prompt-bundle.h)
+        if (r == Role::prompt_cache && !o.dry_run) write_prompt_bundle(fs::path(full).parent_path().string(), o.dims.prompt_cache.L, o.seed);
     }
     res.seconds = since(t0);
     if (!o.dry_run) {

@@ -12,7 +12,9 @@
 //
 // Kit layout (the reference runtime's, spec §1.1): DIR/MiniCPM-o-4_5-<TYPE>.gguf (LLM),
 // DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf, DIR/tts/MiniCPM-o-4_5-projector-F16.gguf,
-// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf,
+// DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf (with the
+// seeded prompt bundle spk_f32.bin, prompt_tokens_i32.bin, prompt_mel_btc_f32.bin beside the
+// prompt cache: prompt-bundle.h),
 // DIR/audio/MiniCPM-o-4_5-audio-F16.gguf (the duplex audio encoder, role `apm`), optionally
 // DIR/vision/MiniCPM-o-4_5-vision-F16.gguf (the vision encoder, role `vpm`; not by default), and
 // DIR/rtf-kit.json (family, scale, type, seed, dims, files with roles and sizes).

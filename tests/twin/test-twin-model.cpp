@@ -95,6 +95,34 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     for (size_t i = 0; i < d.files.size(); ++i) EXPECT_EQ(d.files[i].bytes, r.files[i].bytes) << d.files[i].path;
 }
 
+// The seeded prompt bundle beside prompt_cache.gguf (twin/prompt-bundle.h): sizes of a
+// bundle for the layout's L (T_p = L/2 + 3 codes, T_m = L rows of 80), codes in range, the
+// same bytes for the same seed and others for another.
+TEST(TinyKit, PromptBundleBesideThePromptCache) {
+    rtf::test::ScratchDir a("twin-pb-a"), b("twin-pb-b"), c("twin-pb-c");
+    make_kit(tiny(a.dir.string(), {Role::prompt_cache}, 7));
+    make_kit(tiny(b.dir.string(), {Role::prompt_cache}, 7));
+    make_kit(tiny(c.dir.string(), {Role::prompt_cache}, 8));
+    const int64_t L = m45::dims_for_scale(m45::Scale::tiny).prompt_cache.L;
+    const std::string d = "token2wav-gguf/";
+    EXPECT_EQ(fs::file_size(a.file(d + "spk_f32.bin")), 192u * 4);
+    EXPECT_EQ(fs::file_size(a.file(d + "prompt_tokens_i32.bin")), static_cast<uint64_t>(L / 2 + 3) * 4);
+    EXPECT_EQ(fs::file_size(a.file(d + "prompt_mel_btc_f32.bin")), static_cast<uint64_t>(L) * 80 * 4);
+    std::ifstream in(a.file(d + "prompt_tokens_i32.bin"), std::ios::binary);
+    std::vector<int32_t> tok(static_cast<size_t>(L / 2 + 3));
+    in.read(reinterpret_cast<char *>(tok.data()), static_cast<std::streamsize>(tok.size() * 4));
+    std::set<int32_t> distinct;
+    for (int32_t t : tok) {
+        EXPECT_TRUE(t >= 0 && t < 6561) << t;
+        distinct.insert(t);
+    }
+    EXPECT_GT(distinct.size(), tok.size() / 2);
+    for (const char *f : {"spk_f32.bin", "prompt_tokens_i32.bin", "prompt_mel_btc_f32.bin"}) {
+        EXPECT_TRUE(same_bytes(a.file(d + f), b.file(d + f))) << f;
+        EXPECT_FALSE(same_bytes(a.file(d + f), c.file(d + f))) << f;
+    }
+}
+
 TEST(TinyKit, SameSeedSameBytes) {
     rtf::test::ScratchDir a("twin-det-a"), b("twin-det-b"), c("twin-det-c");
     const std::vector<Role> roles{Role::llm, Role::tts, Role::projector, Role::flow_extra};

@@ -189,7 +189,7 @@ size_t T2wModel::weight_bytes() const {
 
 std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::string &device_t2m,
                                          const std::string &device_voc, const std::string &type_t2m,
-                                         const std::string &type_voc) {
+                                         const std::string &type_voc, bool with_prompt, const std::string &prompt_path) {
     const ggml_type tt = parse_compute_type(type_t2m, "--t2w-type-t2m");
     const ggml_type tv = parse_compute_type(type_voc, "--t2w-type-voc");
     if (tv != GGML_TYPE_F32 && tv != GGML_TYPE_F16)
@@ -203,9 +203,9 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
     m->flow_extra_ = load_gguf(d + "flow_extra.gguf", m->dev_t2m_);
     m->flow_ = load_gguf(d + "flow_matching.gguf", m->dev_t2m_);
     m->hift_w_ = load_gguf(d + "hifigan2.gguf", m->dev_voc_);
-    m->prompt_w_ = load_gguf(d + "prompt_cache.gguf", m->dev_t2m_);
+    if (with_prompt) m->prompt_w_ = load_gguf(prompt_path.empty() ? d + "prompt_cache.gguf" : prompt_path, m->dev_t2m_);
     m->infer_dims();
-    m->load_prompt();
+    if (with_prompt) m->load_prompt();
     // Matrix weights in the compute type: token2mel's linear layers (2-D "*.weight"; the
     // token embedding is a row lookup and stays F32); the vocoder's convolution kernels
     // (3-D, the im2col operand) and its f0-predictor classifier.

@@ -108,10 +108,15 @@ public:
     // rtf::Error(Usage) for a missing, malformed or mismatching file, naming the file,
     // tensor and expected/actual shape; rtf::Error(Setup) for an unknown device.
     // `type_t2m` / `type_voc`: compute types of the matrix weights (T2wConfig::type_*),
-    // converted here, once.
+    // converted here, once. `with_prompt` = false skips prompt_cache.gguf (it may be absent):
+    // the weights alone, for building a prompt cache (prompt-cache-builder.h); such a model
+    // has prompt() all zero and no est_att_cache(), so it cannot run a stream.
+    // `prompt_path`: another prompt cache file instead of the kit's (e.g. one that
+    // `rtf t2w-prompt` built for another step count); "" = <dir>/prompt_cache.gguf.
     static std::unique_ptr<T2wModel> load(const std::string &dir, const std::string &device_t2m = "CPU",
                                           const std::string &device_voc = "CPU", const std::string &type_t2m = "f32",
-                                          const std::string &type_voc = "f32");
+                                          const std::string &type_voc = "f32", bool with_prompt = true,
+                                          const std::string &prompt_path = "");
     ~T2wModel();
     // Output PCM rate (24 kHz mono): consumers read it here instead of re-spelling it.
     static constexpr int sample_rate() { return kSampleRate; }
@@ -123,6 +128,8 @@ public:
     const DitDims &dit_dims() const { return dit_; }
     const HiftDims &hift_dims() const { return hift_; }
     const PromptCacheInfo &prompt() const { return prompt_; }
+    // The prompt cache file loaded ("" when loaded without one).
+    std::string prompt_file() const { return prompt_w_ ? prompt_w_->path : std::string(); }
 
     const GgufWeights &encoder() const { return *encoder_; }
     const GgufWeights &flow_extra() const { return *flow_extra_; }

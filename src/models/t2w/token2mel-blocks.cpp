@@ -22,10 +22,13 @@ ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::str
     ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, w.mm(p + "self_attn.linear_v.weight"), w.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));  // [hd, Tq, H]
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-    ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
-    ggml_tensor *vc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], hd * sizeof(float)));
-    ggml_tensor *kt = ggml_concat(ctx, kc, k, 1);  // [hd, S, H]
-    ggml_tensor *vt = ggml_concat(ctx, vc, vv, 1);
+    ggml_tensor *kt = k, *vt = vv;  // [hd, S, H]; no cache (Sc = 0): the prompt setup, spec §3.9
+    if (Sc > 0) {
+        ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
+        ggml_tensor *vc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], hd * sizeof(float)));
+        kt = ggml_concat(ctx, kc, k, 1);
+        vt = ggml_concat(ctx, vc, vv, 1);
+    }
     *new_cache = ggml_concat(ctx, kt, vt, 0);  // [2hd, S, H]
     ggml_tensor *qu = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, w.get(p + "self_attn.pos_bias_u")), 0, 2, 1, 3));
     ggml_tensor *qv = ggml_cont(ctx, ggml_permute(ctx, ggml_add(ctx, q, w.get(p + "self_attn.pos_bias_v")), 0, 2, 1, 3));
@@ -63,10 +66,10 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 }
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
-                           int Hd, int dh, int max_keys) {
+                           int Hd, int dh, int max_keys, ggml_tensor **new_kv) {
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = m->ne[1];
-    const int64_t L = cache->ne[1];
+    const int64_t L = cache ? cache->ne[1] : 0;
     ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T);
     ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T);
     ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T);
@@ -75,10 +78,14 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
     q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd]
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-    ggml_tensor *kc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], 0);
-    ggml_tensor *vc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], dh * sizeof(float));
-    ggml_tensor *kt = ggml_concat(ctx, k, kc, 1);  // [dh, T+L, Hd]
-    ggml_tensor *vt = ggml_concat(ctx, vv, vc, 1);
+    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd]: what a prompt cache holds (spec §3.9)
+    ggml_tensor *kt = k, *vt = vv;                     // [dh, T+L, Hd]
+    if (cache) {
+        ggml_tensor *kc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], 0);
+        ggml_tensor *vc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], dh * sizeof(float));
+        kt = ggml_concat(ctx, k, kc, 1);
+        vt = ggml_concat(ctx, vv, vc, 1);
+    }
     if (T + L > max_keys) {
         const int64_t drop = T + L - max_keys;
         kt = ggml_cont(ctx, ggml_view_3d(ctx, kt, dh, max_keys, Hd, kt->nb[1], kt->nb[2], drop * kt->nb[1]));
@@ -93,7 +100,8 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
 }
 
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
-                       ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys) {
+                       ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys,
+                       ggml_tensor **new_att) {
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = hx->ne[1];
     auto chunk = [&](int j) { return ggml_view_1d(ctx, mod, h, static_cast<size_t>(j) * h * sizeof(float)); };
@@ -102,7 +110,7 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
         return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
     };
     // attention (keys/values = [current ; prompt cache])
-    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys);
+    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att);
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);

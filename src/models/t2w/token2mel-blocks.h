@@ -25,7 +25,8 @@ constexpr int kDitMaxKeys = 600;   // TOKEN2WAV_FM_MAX_T_CACHE default (spec §3
 
 // ESPnet relative-position multi-head self-attention, chunk mode (no mask), up to and
 // including linear_out. y [d, Tq] (already layer-normed); cache ne = [2·hd, ≥Sc, H]: per
-// head K‖V of the cached keys, of which the first Sc time entries are read; pe [d, 2S-1]
+// head K‖V of the cached keys, of which the first Sc time entries are read (Sc = 0: no
+// cache, `cache` may be null: the prompt setup); pe [d, 2S-1]
 // with S = Sc + Tq (row r = relative position S-1-r, dsp::rel_pos_table). Returns [d, Tq];
 // *new_cache = K‖V of [cache ; current], ne = [2·hd, S, H].
 ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *y,
@@ -45,19 +46,22 @@ ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std:
 ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_tensor *t, int freq_dim, int hidden);
 
 // DiT self-attention up to and including proj. m [h, T] (modulated); cache ne =
-// [2·dh, L, H]: per head K‖V of the cached context. Keys/values = [current ; cached]; when
-// T + L > max_keys only the last max_keys of that sequence are kept. Returns [h, T].
+// [2·dh, L, H]: per head K‖V of the cached context (null: none, L = 0, the prompt setup).
+// Keys/values = [current ; cached]; when T + L > max_keys only the last max_keys of that
+// sequence are kept. Returns [h, T]; *new_kv (when asked) = K‖V of the current frames,
+// ne = [2·dh, T, H] (K after k_norm): a prompt cache's estimator_att_cache slot (spec §3.9).
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *m,
-                           ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys);
+                           ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys,
+                           ggml_tensor **new_kv = nullptr);
 
 // One DiT block. x [h, T]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
 // gate_msa, shift_mlp, scale_mlp, gate_mlp, shift_conv, scale_conv, gate_conv); att_cache
 // as dit_attention; cnn_cache ne = [2·h, 2]: the 2 cached input frames of conv1 (channels
 // [0, h)) and conv2 ([h, 2h)). Returns x' [h, T]; *new_cnn ne = [2·h, 2] = the last 2
-// input frames of conv1 and conv2.
+// input frames of conv1 and conv2; *new_att as dit_attention's *new_kv (when asked).
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
                        ggml_tensor *mod, ggml_tensor *att_cache, ggml_tensor *cnn_cache, int n_heads, int head_dim,
-                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys);
+                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys, ggml_tensor **new_att = nullptr);
 
 // ---------------- flow-matching solver (spec §3.5, host side)
 
