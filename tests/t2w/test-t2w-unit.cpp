@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 
 #include "core/error.h"
 #include "models/t2w/t2w-dsp.h"
+#include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/t2w-stream.h"
@@ -293,6 +296,34 @@ TEST_F(TinyKit, DimsInferredFromTensors) {
     EXPECT_EQ(model->prompt().n_timesteps, 2);
     EXPECT_EQ(model->prompt().att_len, 60);
     EXPECT_EQ(model->hift_dims().channels, (std::vector<int>{8, 4, 2}));
+}
+
+// The packed F32 GEMM (packed-gemm.h) in the engine: with AVX-512F the tiny kit's token2mel
+// weights are packed in place at load, and the PCM stays within float rounding of ggml's
+// mul_mat path (a model loaded with RTF_T2W_PACKED=0). Packing the wrong tensor, or a
+// transposed product, would give noise, far below 60 dB.
+TEST_F(TinyKit, PackedGemmMatchesGgmlMulMatPath) {
+    if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: the packed GEMM is off";
+    const char *prev = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = prev ? prev : "";
+    setenv("RTF_T2W_PACKED", "1", 1);
+    auto packed = T2wModel::load(dir);
+    setenv("RTF_T2W_PACKED", "0", 1);
+    auto plain = T2wModel::load(dir);
+    if (prev) setenv("RTF_T2W_PACKED", saved.c_str(), 1); else unsetenv("RTF_T2W_PACKED");
+    EXPECT_GT(packed->packed_weights(), 20);  // encoder, DiT linear layers and convs
+    EXPECT_EQ(plain->packed_weights(), 0);
+    const auto toks = tokens(60, 9);
+    T2wStream a(*packed, base()), b(*plain, base());
+    const auto pa = a.push(toks, true), pb = b.push(toks, true);
+    ASSERT_EQ(pa.size(), pb.size());
+    double sig = 0.0, err = 0.0;
+    for (size_t i = 0; i < pa.size(); ++i) {
+        sig += static_cast<double>(pb[i]) * pb[i];
+        err += (static_cast<double>(pa[i]) - pb[i]) * (static_cast<double>(pa[i]) - pb[i]);
+    }
+    ASSERT_GT(sig, 0.0);
+    EXPECT_GT(10.0 * std::log10(sig / std::max(err, 1e-30)), 60.0);
 }
 
 // Window lengths (spec §3.2): first 20160, steady 24000, final 480·(8+2n).

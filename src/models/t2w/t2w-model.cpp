@@ -11,12 +11,14 @@
 #include "core/error.h"
 #include "models/backend-devices.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/packed-gemm.h"
 
 namespace rtf::t2w {
 
 namespace fs = std::filesystem;
 
 GgufWeights::~GgufWeights() {
+    for (const ggml_tensor *t : packed) gemm::unregister_packed(t);
     if (mm_buffer) ggml_backend_buffer_free(mm_buffer);
     if (mm_ctx) ggml_free(mm_ctx);
     if (buffer) ggml_backend_buffer_free(buffer);
@@ -160,6 +162,27 @@ void make_mm_copies(GgufWeights &w, ggml_type type, ggml_backend_dev_t dev,
     }
 }
 
+// Packs token2mel's matrix weights in place for the packed F32 GEMM: the 2-D linear
+// weights ([K, N]) and the 3-D conv kernels ([k, Cin, Cout] = a [k·Cin, Cout] matrix) that
+// `pick` selects, when N is a multiple of the 16-row panel (then the packed matrix has
+// exactly the original's size; others stay for ggml's mul_mat). In place, so the F32 copy
+// is gone: nothing but ops::linear / ops::conv1d_ct reads these tensors (host code reads
+// only their shapes). Returns the count packed.
+int pack_weights(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+    int n = 0;
+    if (!w.buffer || !ggml_backend_buffer_is_host(w.buffer)) return 0;
+    for (const auto &[name, t] : w.tensors) {
+        if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || !pick(name, t)) continue;
+        const int64_t N = t->ne[ggml_n_dims(t) - 1], K = ggml_nelements(t) / N;
+        if (N % gemm::kPanel != 0 || K < 1) continue;
+        gemm::pack_in_place(static_cast<float *>(t->data), N, K);
+        gemm::register_packed(t);
+        w.packed.push_back(t);
+        ++n;
+    }
+    return n;
+}
+
 std::string resolve_dir(const std::string &dir) {
     fs::path p(dir);
     if (fs::exists(p / "encoder.gguf")) return p.string();
@@ -216,6 +239,15 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
                n != "input_embedding.weight";
     };
     for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) make_mm_copies(*w, tt, m->dev_t2m_, linear_weight);
+    // F32 token2mel on the CPU with AVX-512F: its linear weights and conv kernels packed in
+    // place for the packed GEMM (packed-gemm.h; RTF_T2W_PACKED=0 keeps ggml's mul_mat).
+    if (tt == GGML_TYPE_F32 && ggml_backend_dev_type(m->dev_t2m_) == GGML_BACKEND_DEVICE_TYPE_CPU && gemm::packed_enabled()) {
+        auto matrix = [&](const std::string &n, const ggml_tensor *t) {
+            const bool is_weight = n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
+            return linear_weight(n, t) || (is_weight && ggml_n_dims(t) == 3);
+        };
+        for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix);
+    }
     make_mm_copies(*m->hift_w_, tv, m->dev_voc_, [](const std::string &n, const ggml_tensor *t) {
         return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.rfind("ups.", 0) != 0;
     });

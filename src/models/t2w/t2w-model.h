@@ -67,6 +67,11 @@ struct GgufWeights {
     ggml_context *mm_ctx = nullptr;
     ggml_backend_buffer_t mm_buffer = nullptr;
     std::map<std::string, ggml_tensor *> mm_tensors;
+
+    // Weights packed in place at load for the packed F32 GEMM (packed-gemm.h): their data is
+    // no longer a plain matrix, only ops::linear / ops::conv1d_ct may read them (both route
+    // them to gemm::linear). Registered with gemm::register_packed; unregistered here.
+    std::vector<ggml_tensor *> packed;
 };
 
 // "f32" | "f16" | "bf16" | "q8_0" -> ggml type; Usage error naming `what` otherwise.
@@ -149,6 +154,10 @@ public:
     const std::string &type_t2m() const { return type_t2m_; }
     const std::string &type_voc() const { return type_voc_; }
     size_t weight_bytes() const;
+    // Matrix weights of token2mel packed in place for the packed F32 GEMM at load (0 when it
+    // is off: no AVX-512F, RTF_T2W_PACKED=0, a compute type other than f32, or a non-CPU
+    // token2mel device). Packing replaces the F32 data, so no second copy is kept.
+    int packed_weights() const { return n_packed_; }
 
 private:
     T2wModel() = default;
@@ -157,6 +166,7 @@ private:
 
     std::string dir_;
     std::string type_t2m_ = "f32", type_voc_ = "f32";
+    int n_packed_ = 0;
     ggml_backend_dev_t dev_t2m_ = nullptr, dev_voc_ = nullptr;
     std::unique_ptr<GgufWeights> encoder_, flow_extra_, flow_, hift_w_, prompt_w_;
     EncoderDims enc_;

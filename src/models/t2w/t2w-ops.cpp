@@ -2,9 +2,12 @@
 
 #include <cmath>
 
+#include "models/t2w/packed-gemm.h"
+
 namespace rtf::t2w::ops {
 
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b) {
+    if (gemm::is_packed(w)) return gemm::linear(ctx, x, w, b);
     ggml_tensor *y = ggml_mul_mat(ctx, w, x);
     return b ? ggml_add(ctx, y, b) : y;
 }
@@ -20,6 +23,7 @@ ggml_tensor *conv1d_ct(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_t
     const int64_t K = w->ne[0], Cin = w->ne[1], Cout = w->ne[2];
     ggml_tensor *xt = ggml_cont(ctx, ggml_permute(ctx, x, 1, 0, 2, 3));  // [T, Cin, B]
     ggml_tensor *col = ggml_im2col(ctx, w, xt, 1, 0, 0, 0, dilation, 0, false, GGML_TYPE_F32);  // [K·Cin, Tout, B]
+    if (gemm::is_packed(w)) return gemm::linear(ctx, col, ggml_reshape_2d(ctx, w, K * Cin, Cout), b);
     ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, w, K * Cin, Cout), col);        // [Cout, Tout, B]
     return b ? ggml_add(ctx, y, b) : y;
 }

@@ -10,11 +10,13 @@
 
 namespace rtf::t2w::ops {
 
-// y = W·x + b; W ne = [in, out], x ne = [in, ...].
+// y = W·x + b; W ne = [in, out], x ne = [in, ...]. A weight packed at load
+// (packed-gemm.h: gemm::is_packed) runs as the packed GEMM op, bias fused; else ggml_mul_mat.
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b);
 // LayerNorm over ne0; w/b may be null (affine-free).
 ggml_tensor *layer_norm(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, float eps);
-// Valid (unpadded) conv over time of a "ct" input [Cin, T, B] -> [Cout, T-(K-1)·d, B].
+// Valid (unpadded) conv over time of a "ct" input [Cin, T, B] -> [Cout, T-(K-1)·d, B]
+// (im2col, then the product: the packed GEMM when w is packed, as linear()).
 ggml_tensor *conv1d_ct(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int dilation = 1);
 // Conv of a "tc" input [T, Cin] with zero padding -> [Tout, Cout].
 ggml_tensor *conv1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int stride, int pad,

@@ -1,0 +1,227 @@
+#include "models/t2w/packed-gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RTF_GEMM_X86 1
+#else
+#define RTF_GEMM_X86 0
+#endif
+
+namespace rtf::t2w::gemm {
+
+namespace {
+
+constexpr int kMaxRows = 12;  // tokens per micro-kernel block: 2 panels x 12 = 24 accumulators
+
+// Work units: (pair of panels) x (block of up to kMaxRows tokens), tile-major so a
+// thread's consecutive units reuse one weight tile from cache across its token blocks.
+struct Tiling {
+    int64_t panels, tiles, mblocks;
+    Tiling(int64_t N, int64_t M)
+        : panels((N + kPanel - 1) / kPanel), tiles((panels + 1) / 2), mblocks((M + kMaxRows - 1) / kMaxRows) {}
+    int64_t units() const { return tiles * mblocks; }
+};
+
+// One unit without AVX-512: the reference's arithmetic on the packed layout.
+void unit_portable(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx, const float *bias, float *y,
+                   int64_t ldy, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+        const float *xm = x + m * ldx;
+        for (int64_t n = n0; n < n1; ++n) {
+            const float *pp = packed + (n / kPanel) * K * kPanel + (n % kPanel);
+            float acc = 0.0f;
+            for (int64_t k = 0; k < K; ++k) acc = std::fma(pp[k * kPanel], xm[k], acc);
+            y[m * ldy + n] = bias ? acc + bias[n] : acc;
+        }
+    }
+    (void)N;
+}
+
+#if RTF_GEMM_X86
+// P panels (1 or 2) x R tokens. a = the first panel's K·16 floats (the second follows it);
+// `last` masks the outputs of the last panel (fewer than 16 rows left at the end of N).
+template <int P, int R>
+__attribute__((target("avx512f"))) void kernel(const float *a, int64_t K, const float *x, int64_t ldx, const float *bias,
+                                               float *y, int64_t ldy, __mmask16 last) {
+    __m512 c[P][R];
+    for (int p = 0; p < P; ++p)
+        for (int r = 0; r < R; ++r) c[p][r] = _mm512_setzero_ps();
+    const float *a1 = a + K * kPanel;
+    for (int64_t k = 0; k < K; ++k) {
+        const __m512 w0 = _mm512_loadu_ps(a + k * kPanel);
+        __m512 w1 = w0;
+        if constexpr (P == 2) w1 = _mm512_loadu_ps(a1 + k * kPanel);
+        for (int r = 0; r < R; ++r) {
+            const __m512 b = _mm512_set1_ps(x[r * ldx + k]);
+            c[0][r] = _mm512_fmadd_ps(w0, b, c[0][r]);
+            if constexpr (P == 2) c[1][r] = _mm512_fmadd_ps(w1, b, c[1][r]);
+        }
+    }
+    for (int p = 0; p < P; ++p) {
+        const __mmask16 mk = p == P - 1 ? last : static_cast<__mmask16>(0xFFFF);
+        __m512 bv = _mm512_setzero_ps();
+        if (bias) bv = _mm512_maskz_loadu_ps(mk, bias + p * kPanel);
+        for (int r = 0; r < R; ++r) {
+            const __m512 v = bias ? _mm512_add_ps(c[p][r], bv) : c[p][r];
+            _mm512_mask_storeu_ps(y + r * ldy + p * kPanel, mk, v);
+        }
+    }
+}
+
+using KernelFn = void (*)(const float *, int64_t, const float *, int64_t, const float *, float *, int64_t, __mmask16);
+
+template <int P, int... Rs>
+constexpr KernelFn pick(int r, std::integer_sequence<int, Rs...>) {
+    KernelFn f = nullptr;
+    ((f = (r == Rs + 1 ? &kernel<P, Rs + 1> : f)), ...);
+    return f;
+}
+
+void unit_avx512(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx, const float *bias, float *y,
+                 int64_t ldy, int64_t p0, int64_t m0, int64_t m1) {
+    const int64_t n0 = p0 * kPanel;
+    const int64_t left = N - n0;  // > 0
+    const int P = left > kPanel ? 2 : 1;
+    const int64_t tail = left - (P - 1) * kPanel;  // rows of the last panel, 1..16 (or more: full)
+    const __mmask16 last = tail >= kPanel ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << tail) - 1u);
+    const int R = static_cast<int>(m1 - m0);
+    const auto seq = std::make_integer_sequence<int, kMaxRows>{};
+    const KernelFn f = P == 2 ? pick<2>(R, seq) : pick<1>(R, seq);
+    f(packed + p0 * K * kPanel, K, x + m0 * ldx, ldx, bias ? bias + n0 : nullptr, y + m0 * ldy + n0, ldy, last);
+}
+#endif
+
+}  // namespace
+
+bool cpu_has_avx512f() {
+#if RTF_GEMM_X86
+    // libgcc's check includes the OS's XSAVE support for the ZMM state.
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+bool packed_enabled() {
+    const char *e = std::getenv("RTF_T2W_PACKED");
+    return cpu_has_avx512f() && !(e && std::strcmp(e, "0") == 0);
+}
+
+int64_t packed_floats(int64_t N, int64_t K) { return (N + kPanel - 1) / kPanel * kPanel * K; }
+
+void pack(const float *w, int64_t N, int64_t K, float *dst) {
+    const int64_t panels = (N + kPanel - 1) / kPanel;
+    for (int64_t p = 0; p < panels; ++p)
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t j = 0; j < kPanel; ++j) {
+                const int64_t n = p * kPanel + j;
+                dst[(p * K + k) * kPanel + j] = n < N ? w[n * K + k] : 0.0f;
+            }
+}
+
+void pack_in_place(float *w, int64_t N, int64_t K) {
+    if (N % kPanel != 0) std::abort();  // a caller bug: the packed matrix would not fit
+    std::vector<float> tmp(w, w + N * K);
+    pack(tmp.data(), N, K, w);
+}
+
+void gemm(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx, int64_t M, const float *bias, float *y,
+          int64_t ldy, int ith, int nth) {
+    if (N <= 0 || M <= 0) return;
+    const Tiling t(N, M);
+    const int64_t u0 = t.units() * ith / nth, u1 = t.units() * (ith + 1) / nth;
+#if RTF_GEMM_X86
+    const bool fast = cpu_has_avx512f();
+#else
+    const bool fast = false;
+#endif
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t tile = u / t.mblocks, mb = u % t.mblocks;
+        const int64_t p0 = tile * 2;
+        const int64_t m0 = mb * kMaxRows, m1 = std::min<int64_t>(M, m0 + kMaxRows);
+        if (K == 0) {  // an empty sum: y = b (or 0)
+            for (int64_t m = m0; m < m1; ++m)
+                for (int64_t n = p0 * kPanel; n < std::min<int64_t>(N, (p0 + 2) * kPanel); ++n) y[m * ldy + n] = bias ? 0.0f + bias[n] : 0.0f;
+            continue;
+        }
+#if RTF_GEMM_X86
+        if (fast) {
+            unit_avx512(packed, N, K, x, ldx, bias, y, ldy, p0, m0, m1);
+            continue;
+        }
+#endif
+        unit_portable(packed, N, K, x, ldx, bias, y, ldy, p0 * kPanel, std::min<int64_t>(N, (p0 + 2) * kPanel), m0, m1);
+    }
+    (void)fast;
+}
+
+void gemm_reference(const float *w, int64_t N, int64_t K, const float *x, int64_t ldx, int64_t M, const float *bias,
+                    float *y, int64_t ldy) {
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < K; ++k) acc = std::fma(w[n * K + k], x[m * ldx + k], acc);
+            y[m * ldy + n] = bias ? acc + bias[n] : acc;
+        }
+}
+
+namespace {
+
+struct Registry {
+    std::shared_mutex mu;
+    std::unordered_set<const ggml_tensor *> set;
+};
+Registry &registry() {
+    static Registry r;
+    return r;
+}
+
+}  // namespace
+
+void register_packed(const ggml_tensor *w) {
+    std::unique_lock lk(registry().mu);
+    registry().set.insert(w);
+}
+
+void unregister_packed(const ggml_tensor *w) {
+    std::unique_lock lk(registry().mu);
+    registry().set.erase(w);
+}
+
+bool is_packed(const ggml_tensor *w) {
+    std::shared_lock lk(registry().mu);
+    return registry().set.count(w) != 0;
+}
+
+namespace {
+
+// dst->src = {x, W (packed), b?}; x rows are contiguous (linear() makes sure).
+void linear_op(ggml_tensor *dst, int ith, int nth, void *) {
+    const ggml_tensor *x = dst->src[0], *w = dst->src[1], *b = dst->src[2];
+    const int64_t K = w->ne[0], N = w->ne[1];
+    const int64_t M = x->ne[1] * x->ne[2] * x->ne[3];
+    gemm(static_cast<const float *>(w->data), N, K, static_cast<const float *>(x->data), x->nb[1] / sizeof(float), M,
+         b ? static_cast<const float *>(b->data) : nullptr, static_cast<float *>(dst->data), dst->nb[1] / sizeof(float), ith,
+         nth);
+}
+
+}  // namespace
+
+ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    ggml_tensor *args[3] = {x, w_packed, b};
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, w_packed->ne[1], x->ne[1], x->ne[2], x->ne[3], args, b ? 3 : 2, linear_op,
+                          GGML_N_TASKS_MAX, nullptr);
+}
+
+}  // namespace rtf::t2w::gemm

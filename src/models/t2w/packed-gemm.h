@@ -1,0 +1,70 @@
+#pragma once
+// Packed F32 GEMM for token2mel's linear layers (internal to the t2w engine).
+//
+// ggml's F32 mul_mat computes each output as one dot product (src1 row converted per
+// call, no register blocking): ~44 % of this CPU's FMA peak (`rtf limits`). Here the
+// weight is packed once, at load, into panels of 16 output rows stored k-major, and an
+// AVX-512F micro-kernel keeps a 32 (two panels) x 12 (tokens) block of outputs in 24
+// registers for the whole K loop: per k two weight vectors and 12 broadcasts feed 24 FMAs.
+//
+//   W  ggml ne = [K, N] (PyTorch [N, K]: N outputs, K inputs)
+//   packed  panels p = 0..ceil(N/16)-1, element (p·K + k)·16 + j = W[16p + j][k]
+//           (zero where 16p + j >= N); packed_floats(N, K) floats.
+//   y[m][n] = Σ_k W[n][k]·x[m][k] (+ b[n]), x rows m = 0..M-1 of K floats (row stride ldx).
+//
+// Numerics: every output is one F32 accumulator updated by fma() in order k = 0..K-1,
+// then + b[n] — exactly what gemm_reference() computes, bit for bit, whatever M, the
+// block an output falls into, the thread count or the split. So results do not depend on
+// the window length (streamed == one-shot stays exact). They differ from ggml's mul_mat
+// (which sums in another order) in the last bits.
+//
+// Dispatch: packed_enabled() is true only on a CPU with AVX-512F (cpuid) when the
+// environment variable RTF_T2W_PACKED is not "0"; callers keep ggml's mul_mat otherwise.
+// gemm() itself also runs without AVX-512F (a portable loop, for tests), but slowly.
+#include <cstdint>
+
+#include <ggml.h>
+
+namespace rtf::t2w::gemm {
+
+constexpr int kPanel = 16;  // output rows per panel (one AVX-512 vector)
+
+// The CPU reports AVX-512F (and the OS saves its registers).
+bool cpu_has_avx512f();
+// cpu_has_avx512f() and RTF_T2W_PACKED is unset or not "0" (read on each call: T2wModel::load
+// asks once per model).
+bool packed_enabled();
+
+// Floats a packed W of N outputs x K inputs takes: ceil(N/16)·16·K.
+int64_t packed_floats(int64_t N, int64_t K);
+// Packs W (row n at w + n·K) into dst (packed_floats(N, K) floats, not overlapping w).
+void pack(const float *w, int64_t N, int64_t K, float *dst);
+// Packs in place (the same N·K floats reordered); requires N % 16 == 0, so the packed
+// matrix is exactly as large as the original. Uses an N·K scratch copy while it runs.
+void pack_in_place(float *w, int64_t N, int64_t K);
+
+// y (row m at y + m·ldy, N floats) = packed W · x (+ bias; null = none), for the output
+// blocks of thread ith of nth (the whole product when nth = 1). Threads write disjoint
+// outputs; calling every ith in 0..nth-1 computes all of y.
+void gemm(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx, int64_t M, const float *bias, float *y,
+          int64_t ldy, int ith = 0, int nth = 1);
+// The same product as a plain loop over the unpacked W (row n at w + n·K): the contract.
+void gemm_reference(const float *w, int64_t N, int64_t K, const float *x, int64_t ldx, int64_t M, const float *bias,
+                    float *y, int64_t ldy);
+
+// Weights packed in place are registered here (process-wide, thread-safe) so that the
+// graph builders (ops::linear, ops::conv1d_ct) route them to linear() instead of ggml's
+// mul_mat: a packed tensor keeps its ggml type and shape but no longer holds a plain matrix.
+// GgufWeights registers at load and unregisters in its destructor.
+void register_packed(const ggml_tensor *w);
+void unregister_packed(const ggml_tensor *w);
+bool is_packed(const ggml_tensor *w);
+
+// ggml op: y = W·x + b with W a weight packed in place (ne = [K, N] as before packing, or a
+// 2-D view of it such as a conv kernel [k, Cin, Cout] seen as [k·Cin, Cout]; its data the
+// packed panels), x ne = [K, M, ...]
+// F32 (made contiguous when it is not), b ne = [N] or null. Returns ne = [N, M, ...]. A
+// custom op: CPU backend only; ggml's threads split the output blocks (ith/nth).
+ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b);
+
+}  // namespace rtf::t2w::gemm
