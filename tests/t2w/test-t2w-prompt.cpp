@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -385,12 +386,18 @@ std::string slurp(const std::string &path) {
     return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+// `model` is what the builder runs on (its matrix weights packed for the packed GEMM where
+// the CPU has AVX-512F); `plain` is the same kit loaded with packing off, whose weights are
+// plain matrices the reference loops can read.
 struct Kit {
     rtf::test::ScratchDir tmp{"t2w-prompt"};
-    std::unique_ptr<T2wModel> model;
+    std::unique_ptr<T2wModel> model, plain;
     Kit() {
         test::write_tiny_kit(tmp.file("kit"), tiny_dims(), 7);
         model = T2wModel::load(tmp.file("kit"), "CPU", "CPU", "f32", "f32", /*with_prompt=*/false);
+        setenv("RTF_T2W_PACKED", "0", 1);
+        plain = T2wModel::load(tmp.file("kit"), "CPU", "CPU", "f32", "f32", /*with_prompt=*/false);
+        unsetenv("RTF_T2W_PACKED");
     }
 };
 
@@ -408,7 +415,7 @@ TEST(T2wPrompt, CacheMatchesPlainLoopsOfSpec39) {
         o.steps = N;
         o.threads = 2;
         const PromptCache c = build_prompt_cache(*kit.model, b, o);
-        const RefCache r = reference_setup(*kit.model, b, N, 1.0f);
+        const RefCache r = reference_setup(*kit.plain, b, N, 1.0f);
         EXPECT_EQ(c.n_timesteps, N);
         EXPECT_EQ(c.att_len, 16);
         EXPECT_EQ(c.spk, b.spk);
