@@ -248,9 +248,14 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
         };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix);
     }
-    make_mm_copies(*m->hift_w_, tv, m->dev_voc_, [](const std::string &n, const ggml_tensor *t) {
+    auto voc_conv = [](const std::string &n, const ggml_tensor *t) {
         return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.rfind("ups.", 0) != 0;
-    });
+    };
+    make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
+    // The same for the F32 vocoder's convolution kernels (ops::conv1d_tc: im2col, then the
+    // packed GEMM). The transposed convolutions ("ups.") are packed by the Vocoder itself.
+    if (tv == GGML_TYPE_F32 && ggml_backend_dev_type(m->dev_voc_) == GGML_BACKEND_DEVICE_TYPE_CPU && gemm::packed_enabled())
+        m->n_packed_ += pack_weights(*m->hift_w_, voc_conv);
     return m;
 }
 

@@ -154,9 +154,10 @@ public:
     const std::string &type_t2m() const { return type_t2m_; }
     const std::string &type_voc() const { return type_voc_; }
     size_t weight_bytes() const;
-    // Matrix weights of token2mel packed in place for the packed F32 GEMM at load (0 when it
-    // is off: no AVX-512F, RTF_T2W_PACKED=0, a compute type other than f32, or a non-CPU
-    // token2mel device). Packing replaces the F32 data, so no second copy is kept.
+    // Matrix weights packed in place for the packed F32 GEMM at load: token2mel's linear
+    // weights and conv kernels when it is F32 on the CPU, the vocoder's conv kernels (not its
+    // transposed convs, not kernels whose Cout is no multiple of 16) when it is; 0 with no
+    // AVX-512F or RTF_T2W_PACKED=0. Packing replaces the F32 data, so no second copy is kept.
     int packed_weights() const { return n_packed_; }
 
 private:

@@ -35,6 +35,11 @@ ggml_tensor *conv1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_t
     const ggml_type col_type = w->type == GGML_TYPE_F16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
     ggml_tensor *col = ggml_im2col(ctx, w, x, stride, 0, pad, 0, dilation, 0, false, col_type);  // [K·Cin, Tout]
     col = ggml_reshape_2d(ctx, col, col->ne[0], col->ne[1] * col->ne[2]);
+    if (gemm::is_packed(w)) {
+        // the packed GEMM writes time-major rows ([Cout, Tout]); this layout is channel-major
+        ggml_tensor *y = gemm::linear(ctx, col, ggml_reshape_2d(ctx, w, K * Cin, Cout), b);
+        return ggml_cont(ctx, ggml_transpose(ctx, y));  // [Tout, Cout]
+    }
     ggml_tensor *y = ggml_mul_mat(ctx, col, ggml_reshape_2d(ctx, w, K * Cin, Cout));  // [Tout, Cout]
     return b ? ggml_add(ctx, y, ggml_reshape_2d(ctx, b, 1, Cout)) : y;
 }

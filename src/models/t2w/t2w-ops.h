@@ -18,7 +18,8 @@ ggml_tensor *layer_norm(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_
 // Valid (unpadded) conv over time of a "ct" input [Cin, T, B] -> [Cout, T-(K-1)·d, B]
 // (im2col, then the product: the packed GEMM when w is packed, as linear()).
 ggml_tensor *conv1d_ct(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int dilation = 1);
-// Conv of a "tc" input [T, Cin] with zero padding -> [Tout, Cout].
+// Conv of a "tc" input [T, Cin] with zero padding -> [Tout, Cout] (im2col, then the product:
+// the packed GEMM and a transpose when w is packed, else ggml_mul_mat).
 ggml_tensor *conv1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int stride, int pad,
                        int dilation);
 // Transposed conv of a "tc" input [T, Cin] (stride s, `pad` samples removed at both ends) -> [(T-1)s+K-2pad, Cout].
