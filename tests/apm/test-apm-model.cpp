@@ -134,8 +134,12 @@ TEST(ApmEncoder, StreamingOffsetsRestartAfter30SecondsAndReset) {
         EXPECT_EQ(o.cache_reset, i == 30) << i;
         for (float v : o.data) ASSERT_TRUE(std::isfinite(v));
         if (i == 0) first = o;
-        if (i == 1) EXPECT_GT(ref::rel_err(o.data, first.data), 1e-3);  // attends to the first second too
-        if (i == 30) EXPECT_LT(ref::rel_err(o.data, first.data), 1e-5);  // the restart sees what the first saw
+        if (i == 1) {
+            EXPECT_GT(ref::rel_err(o.data, first.data), 1e-3);  // attends to the first second too
+        }
+        if (i == 30) {
+            EXPECT_LT(ref::rel_err(o.data, first.data), 1e-5);  // the restart sees what the first saw
+        }
     }
     enc.reset();
     EXPECT_EQ(enc.n_past(), 0);

@@ -141,42 +141,41 @@ codes = sorted(s for s, _ in out)
 check(codes.count(200) == 3 and codes.count(429) == 1, "4 at once on 2 streams + queue 1: %s" % codes)
 check(all(ra and int(ra) >= 1 for s, ra in out if s == 429), "429 carries Retry-After")
 
+def start_long_stream(rcvbuf=None):
+    """A raw /v1/speak audio stream of up to 30 s; returns the socket once the 200 arrived."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf: s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(T)
+    s.connect(("127.0.0.1", port))
+    body = json.dumps({"text": "Goodbye.", "knobs": {"max-audio-s": 30}, "stream_format": "audio"}).encode()
+    s.sendall(b"POST /v1/speak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    got = s.recv(1024)
+    check(got.startswith(b"HTTP/1.1 200"), "long stream started: %r" % got.split(b"\r\n")[0])
+    return s
+
+def wait_cancelled(n):
+    """Waits (bounded) until no stream is active and n streams were cancelled; returns the seconds waited."""
+    t0 = time.time()
+    while time.time() - t0 < T:
+        h = json.loads(req("GET", "/health")[1])
+        m = req("GET", "/metrics")[1].decode()
+        if h["streams_active"] == 0 and "rtf_cancelled_total %d" % n in m: return time.time() - t0
+        time.sleep(0.2)
+    check(False, "no stream active and %d cancelled within %d s" % (n, T))
+
 # 8. a client that disconnects cancels its stream and frees the slot
-s = socket.create_connection(("127.0.0.1", port), timeout=T)
-body = json.dumps({"text": "Goodbye.", "knobs": {"max-audio-s": 30}, "stream_format": "audio"}).encode()
-s.sendall(b"POST /v1/speak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-got = s.recv(4096)
-check(got.startswith(b"HTTP/1.1 200"), "long stream started")
+s = start_long_stream()
 s.close()
-t0 = time.time()
-while time.time() - t0 < T:
-    h = json.loads(req("GET", "/health")[1])
-    m = req("GET", "/metrics")[1].decode()
-    if h["streams_active"] == 0 and "rtf_cancelled_total 1" in m: break
-    time.sleep(0.2)
-check(h["streams_active"] == 0 and "rtf_cancelled_total 1" in m, "disconnect cancelled the stream in %.1f s" % (time.time() - t0))
+check(True, "disconnect cancelled the stream in %.1f s" % wait_cancelled(1))
 r, pcm = speech(response_format="pcm")
 check(r.status == 200 and pcm == ref, "the freed slot serves the next request, same audio")
 # 8b. a reader that stops reading (the socket stays open): once the server's small send buffer
 # (--send-buffer-kb 16) and the client's receive buffer are full, the blocked write runs out
 # after --write-timeout (3 s), and the stream is cancelled and its slot freed
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.settimeout(T)
-s.connect(("127.0.0.1", port))
-body = json.dumps({"text": "Goodbye.", "knobs": {"max-audio-s": 30}, "stream_format": "audio"}).encode()
-s.sendall(b"POST /v1/speak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-got = s.recv(1024)
-check(got.startswith(b"HTTP/1.1 200"), "stalled reader's stream started: %r" % got.split(b"\r\n")[0])
-t0 = time.time()
-while time.time() - t0 < T:
-    h = json.loads(req("GET", "/health")[1])
-    m = req("GET", "/metrics")[1].decode()
-    if h["streams_active"] == 0 and "rtf_cancelled_total 2" in m: break
-    time.sleep(0.2)
-waited = time.time() - t0
+s = start_long_stream(rcvbuf=4096)
+waited = wait_cancelled(2)
 s.close()
-check(h["streams_active"] == 0 and "rtf_cancelled_total 2" in m, "a reader that stopped reading was dropped in %.1f s" % waited)
+check(True, "a reader that stopped reading was dropped in %.1f s" % waited)
 # 9. /metrics: Prometheus text
 r, m = req("GET", "/metrics"); m = m.decode()
 check(r.getheader("Content-Type").startswith("text/plain"), "metrics content type")

@@ -26,6 +26,7 @@
 #include "models/t2w/prompt-cache-builder.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
+#include "plain-ops.h"
 #include "tiny-kit.h"
 
 using namespace rtf::t2w;
@@ -33,7 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Vec = std::vector<double>;  // row-major [T][C]
+using namespace rtf::test::plain;  // Vec: row-major [T][C]
 
 // Tiny shapes: 2 token-rate + 1 mel-rate conformer layers, DiT depth 2, T_p = 11 (T1 = 8, T_m = 16).
 test::TinyKitDims tiny_dims() {
@@ -75,69 +76,11 @@ struct Weights {
     }
 };
 
-// y[t][o] = b[o] + Σ_i W[o][i]·x[t][i]; W ggml ne [in, out].
-Vec lin(const Vec &x, const Vec &W, const Vec &b, int in, int out) {
-    const size_t T = x.size() / in;
-    Vec y(T * out);
-    for (size_t t = 0; t < T; ++t)
-        for (int o = 0; o < out; ++o) {
-            double s = b.empty() ? 0.0 : b[o];
-            for (int i = 0; i < in; ++i) s += W[static_cast<size_t>(o) * in + i] * x[t * in + i];
-            y[t * out + o] = s;
-        }
-    return y;
-}
-Vec norm(const Vec &x, int C, const Vec &w, const Vec &b, double eps) {
-    Vec y(x.size());
-    for (size_t r = 0; r < x.size() / C; ++r) {
-        double mean = 0, var = 0;
-        for (int c = 0; c < C; ++c) mean += x[r * C + c];
-        mean /= C;
-        for (int c = 0; c < C; ++c) var += (x[r * C + c] - mean) * (x[r * C + c] - mean);
-        var /= C;
-        for (int c = 0; c < C; ++c) {
-            double v = (x[r * C + c] - mean) / std::sqrt(var + eps);
-            y[r * C + c] = (w.empty() ? v : v * w[c]) + (b.empty() ? 0.0 : b[c]);
-        }
-    }
-    return y;
-}
-// valid conv over time; W ggml ne [K, Cin, Cout]
-Vec conv(const Vec &x, const Vec &W, const Vec &b, int K, int C) {
-    const int T = static_cast<int>(x.size() / C), To = T - (K - 1);
-    Vec y(static_cast<size_t>(To) * C);
-    for (int t = 0; t < To; ++t)
-        for (int co = 0; co < C; ++co) {
-            double s = b[co];
-            for (int ci = 0; ci < C; ++ci)
-                for (int k = 0; k < K; ++k) s += W[(static_cast<size_t>(co) * C + ci) * K + k] * x[static_cast<size_t>(t + k) * C + ci];
-            y[static_cast<size_t>(t) * C + co] = s;
-        }
-    return y;
-}
 Vec zeros_then(int n_zero_frames, const Vec &x, int C) {
     Vec r(static_cast<size_t>(n_zero_frames) * C, 0.0);
     r.insert(r.end(), x.begin(), x.end());
     return r;
 }
-double silu(double z) { return z / (1.0 + std::exp(-z)); }
-// ggml's GELU: tanh approximation through an fp16 table (ggml-cpu vec.h GGML_GELU_FP16)
-double fp16(double z) { return ggml_fp16_to_fp32(ggml_fp32_to_fp16(static_cast<float>(z))); }
-double gelu(double z) {
-    if (z <= -10.0) return 0.0;
-    if (z >= 10.0) return z;
-    const double u = fp16(z);
-    return fp16(0.5 * u * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u * u * u))));
-}
-Vec softmax(const Vec &s) {
-    const double mx = *std::max_element(s.begin(), s.end());
-    Vec p(s.size());
-    double z = 0;
-    for (size_t j = 0; j < s.size(); ++j) z += (p[j] = std::exp(s[j] - mx));
-    for (auto &v : p) v /= z;
-    return p;
-}
-
 struct RefCache {
     Vec conf_cnn, conf_att, est_cnn, est_att;  // the layouts of prompt_cache.gguf (ggml order)
 };
@@ -145,10 +88,10 @@ struct RefCache {
 // One conformer layer without a cache; returns x' and writes K‖V [H][T][2hd] into kv.
 Vec ref_conformer(const Weights &W, const GgufWeights &we, const std::string &p, const Vec &x0, int d, int H, Vec &kv) {
     const int hd = d / H, T = static_cast<int>(x0.size() / d);
-    const Vec y = norm(x0, d, W(we, p + "norm_mha.weight"), W(we, p + "norm_mha.bias"), 1e-12);
-    const Vec q = lin(y, W(we, p + "self_attn.linear_q.weight"), W(we, p + "self_attn.linear_q.bias"), d, d);
-    const Vec k = lin(y, W(we, p + "self_attn.linear_k.weight"), W(we, p + "self_attn.linear_k.bias"), d, d);
-    const Vec v = lin(y, W(we, p + "self_attn.linear_v.weight"), W(we, p + "self_attn.linear_v.bias"), d, d);
+    const Vec y = layer_norm(x0, d, W(we, p + "norm_mha.weight"), W(we, p + "norm_mha.bias"), 1e-12);
+    const Vec q = linear(y, W(we, p + "self_attn.linear_q.weight"), W(we, p + "self_attn.linear_q.bias"), d, d);
+    const Vec k = linear(y, W(we, p + "self_attn.linear_k.weight"), W(we, p + "self_attn.linear_k.bias"), d, d);
+    const Vec v = linear(y, W(we, p + "self_attn.linear_v.weight"), W(we, p + "self_attn.linear_v.bias"), d, d);
     const Vec u = W(we, p + "self_attn.pos_bias_u"), vb = W(we, p + "self_attn.pos_bias_v");
     const Vec Wpos = W(we, p + "self_attn.linear_pos.weight");
     // P(r) = linear_pos(PE(r)) for the relative position r = i - j of query i and key j
@@ -159,7 +102,7 @@ Vec ref_conformer(const Weights &W, const GgufWeights &we, const std::string &p,
             pe[2 * kk] = std::sin(r * w);
             pe[2 * kk + 1] = std::cos(r * w);
         }
-        return lin(pe, Wpos, {}, d, d);
+        return linear(pe, Wpos, {}, d, d);
     };
     std::vector<Vec> Pr(2 * T - 1);
     for (int r = -(T - 1); r <= T - 1; ++r) Pr[r + T - 1] = P(r);
@@ -191,13 +134,13 @@ Vec ref_conformer(const Weights &W, const GgufWeights &we, const std::string &p,
         }
     }
     Vec x = x0;
-    const Vec att = lin(o, W(we, p + "self_attn.linear_out.weight"), W(we, p + "self_attn.linear_out.bias"), d, d);
+    const Vec att = linear(o, W(we, p + "self_attn.linear_out.weight"), W(we, p + "self_attn.linear_out.bias"), d, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += att[i];
     const int ffn = static_cast<int>(W(we, p + "feed_forward.w_1.bias").size());
-    Vec f = lin(norm(x, d, W(we, p + "norm_ff.weight"), W(we, p + "norm_ff.bias"), 1e-12), W(we, p + "feed_forward.w_1.weight"),
+    Vec f = linear(layer_norm(x, d, W(we, p + "norm_ff.weight"), W(we, p + "norm_ff.bias"), 1e-12), W(we, p + "feed_forward.w_1.weight"),
                 W(we, p + "feed_forward.w_1.bias"), d, ffn);
     for (auto &z : f) z = silu(z);
-    f = lin(f, W(we, p + "feed_forward.w_2.weight"), W(we, p + "feed_forward.w_2.bias"), ffn, d);
+    f = linear(f, W(we, p + "feed_forward.w_2.weight"), W(we, p + "feed_forward.w_2.bias"), ffn, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += f[i];
     return x;
 }
@@ -216,12 +159,12 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
     const Vec emb = W(wx, "input_embedding.weight");
     Vec X;
     for (int32_t t : b.tokens) X.insert(X.end(), emb.begin() + static_cast<long>(t) * d, emb.begin() + static_cast<long>(t + 1) * d);
-    Vec e = norm(lin(X, W(we, "embed.out.0.weight"), W(we, "embed.out.0.bias"), d, d), d, W(we, "embed.out.1.weight"),
+    Vec e = layer_norm(linear(X, W(we, "embed.out.0.weight"), W(we, "embed.out.0.bias"), d, d), d, W(we, "embed.out.1.weight"),
                  W(we, "embed.out.1.bias"), 1e-5);
     for (auto &v : e) v *= std::sqrt(static_cast<double>(d));
-    Vec hpl = conv(e, W(we, "pre_lookahead_layer.conv1.weight"), W(we, "pre_lookahead_layer.conv1.bias"), 4, d);  // T1 frames
+    Vec hpl = conv1d(e, W(we, "pre_lookahead_layer.conv1.weight"), W(we, "pre_lookahead_layer.conv1.bias"), 4, d, d);  // T1 frames
     for (auto &v : hpl) v = v > 0 ? v : 0.01 * v;
-    Vec x = conv(zeros_then(2, hpl, d), W(we, "pre_lookahead_layer.conv2.weight"), W(we, "pre_lookahead_layer.conv2.bias"), 3, d);
+    Vec x = conv1d(zeros_then(2, hpl, d), W(we, "pre_lookahead_layer.conv2.weight"), W(we, "pre_lookahead_layer.conv2.bias"), 3, d, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += e[i];
     r.conf_cnn.assign(hpl.end() - 2 * d, hpl.end());  // cache_pl: last 2 frames of h
     r.conf_att.assign(static_cast<size_t>(2) * hd * Tm * H * NL, 0.0);
@@ -242,8 +185,8 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
         for (int k = 0; k < 2; ++k) rep.insert(rep.end(), x.begin() + static_cast<long>(t) * d, x.begin() + static_cast<long>(t + 1) * d);
     const Vec uin = zeros_then(4, rep, d);
     r.conf_cnn.insert(r.conf_cnn.end(), uin.end() - 4 * d, uin.end());  // cache_up: last 4 frames
-    Vec u = conv(uin, W(we, "up_layer.conv.weight"), W(we, "up_layer.conv.bias"), 5, d);
-    u = norm(lin(u, W(we, "up_embed.out.0.weight"), W(we, "up_embed.out.0.bias"), d, d), d, W(we, "up_embed.out.1.weight"),
+    Vec u = conv1d(uin, W(we, "up_layer.conv.weight"), W(we, "up_layer.conv.bias"), 5, d, d);
+    u = layer_norm(linear(u, W(we, "up_embed.out.0.weight"), W(we, "up_embed.out.0.bias"), d, d), d, W(we, "up_embed.out.1.weight"),
              W(we, "up_embed.out.1.bias"), 1e-5);
     for (auto &v : u) v *= std::sqrt(static_cast<double>(d));
     for (int j = 0; j < E.n_mel_layers; ++j) {
@@ -251,13 +194,13 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
         u = ref_conformer(W, we, "up_encoders." + std::to_string(j) + ".", u, d, H, kv);
         put_att(E.n_token_layers + j, kv, Tm);
     }
-    u = norm(u, d, W(we, "after_norm.weight"), W(we, "after_norm.bias"), 1e-5);
-    const Vec mu = lin(u, W(wx, "encoder_proj.weight"), W(wx, "encoder_proj.bias"), d, kMelBins);  // [Tm][80]
+    u = layer_norm(u, d, W(we, "after_norm.weight"), W(we, "after_norm.bias"), 1e-5);
+    const Vec mu = linear(u, W(wx, "encoder_proj.weight"), W(wx, "encoder_proj.bias"), d, kMelBins);  // [Tm][80]
     double ss = 0;
     for (float s : b.spk) ss += static_cast<double>(s) * s;
     Vec spk_n(b.spk.begin(), b.spk.end());
     for (auto &v : spk_n) v /= std::sqrt(ss + 1e-12);
-    const Vec vspk = lin(spk_n, W(wx, "spk_embed_affine_layer.weight"), W(wx, "spk_embed_affine_layer.bias"), kSpkDim, kMelBins);
+    const Vec vspk = linear(spk_n, W(wx, "spk_embed_affine_layer.weight"), W(wx, "spk_embed_affine_layer.bias"), kSpkDim, kMelBins);
 
     // ---- CFM (§3.5-3.6): N Euler steps, CFG, no caches, cond = prompt mel
     const int h = D.hidden, Hd = D.n_heads, dh = h / Hd, depth = D.depth;
@@ -279,9 +222,9 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
             temb[k] = std::cos(1000.0 * t0 * f);
             temb[128 + k] = std::sin(1000.0 * t0 * f);
         }
-        Vec c = lin(temb, W(wf, e_ + "t_embedder.mlp.0.weight"), W(wf, e_ + "t_embedder.mlp.0.bias"), 256, h);
+        Vec c = linear(temb, W(wf, e_ + "t_embedder.mlp.0.weight"), W(wf, e_ + "t_embedder.mlp.0.bias"), 256, h);
         for (auto &z : c) z = silu(z);
-        c = lin(c, W(wf, e_ + "t_embedder.mlp.2.weight"), W(wf, e_ + "t_embedder.mlp.2.bias"), h, h);
+        c = linear(c, W(wf, e_ + "t_embedder.mlp.2.weight"), W(wf, e_ + "t_embedder.mlp.2.bias"), h, h);
         for (auto &z : c) z = silu(z);
         Vec fout[2];
         for (int br = 0; br < 2; ++br) {
@@ -297,13 +240,13 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
                         else if (br == 0 && part == 3) v = b.mel[i];
                         in.push_back(v);
                     }
-            Vec hx = lin(in, W(wf, e_ + "in_proj.weight"), W(wf, e_ + "in_proj.bias"), 4 * kMelBins, h);
+            Vec hx = linear(in, W(wf, e_ + "in_proj.weight"), W(wf, e_ + "in_proj.bias"), 4 * kMelBins, h);
             for (int blk = 0; blk < depth; ++blk) {
                 const std::string p = e_ + "blocks." + std::to_string(blk) + ".";
                 const size_t slot = static_cast<size_t>(s) * depth + blk;
-                const Vec mod = lin(c, W(wf, p + "adaLN_modulation.1.weight"), W(wf, p + "adaLN_modulation.1.bias"), h, 9 * h);
+                const Vec mod = linear(c, W(wf, p + "adaLN_modulation.1.weight"), W(wf, p + "adaLN_modulation.1.bias"), h, 9 * h);
                 auto modulate = [&](const Vec &z, int js, int jc) {
-                    Vec y = norm(z, h, {}, {}, 1e-6);
+                    Vec y = layer_norm(z, h, {}, {}, 1e-6);
                     for (size_t i = 0; i < y.size(); ++i) y[i] = y[i] * (1.0 + mod[jc * h + i % h]) + mod[js * h + i % h];
                     return y;
                 };
@@ -312,11 +255,11 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
                 };
                 // attention: keys = the current frames only (no cache)
                 const Vec mm = modulate(hx, 0, 1);
-                Vec q = norm(lin(mm, W(wf, p + "attn.to_q.weight"), W(wf, p + "attn.to_q.bias"), h, h), dh, W(wf, p + "attn.q_norm.weight"),
+                Vec q = layer_norm(linear(mm, W(wf, p + "attn.to_q.weight"), W(wf, p + "attn.to_q.bias"), h, h), dh, W(wf, p + "attn.q_norm.weight"),
                              W(wf, p + "attn.q_norm.bias"), 1e-5);
-                Vec k = norm(lin(mm, W(wf, p + "attn.to_k.weight"), W(wf, p + "attn.to_k.bias"), h, h), dh, W(wf, p + "attn.k_norm.weight"),
+                Vec k = layer_norm(linear(mm, W(wf, p + "attn.to_k.weight"), W(wf, p + "attn.to_k.bias"), h, h), dh, W(wf, p + "attn.k_norm.weight"),
                              W(wf, p + "attn.k_norm.bias"), 1e-5);
-                const Vec v = lin(mm, W(wf, p + "attn.to_v.weight"), W(wf, p + "attn.to_v.bias"), h, h);
+                const Vec v = linear(mm, W(wf, p + "attn.to_v.weight"), W(wf, p + "attn.to_v.bias"), h, h);
                 Vec o(static_cast<size_t>(Tm) * h);
                 for (int hh = 0; hh < Hd; ++hh) {
                     for (int t = 0; t < Tm; ++t)
@@ -340,14 +283,14 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
                         }
                     }
                 }
-                gated(hx, lin(o, W(wf, p + "attn.proj.weight"), W(wf, p + "attn.proj.bias"), h, h), 2);
+                gated(hx, linear(o, W(wf, p + "attn.proj.weight"), W(wf, p + "attn.proj.bias"), h, h), 2);
                 // causal conv block, zero left context
                 const Vec in1 = zeros_then(2, modulate(hx, 6, 7), h);
-                Vec y = norm(conv(in1, W(wf, p + "conv.block.1.weight"), W(wf, p + "conv.block.1.bias"), 3, h), h,
+                Vec y = layer_norm(conv1d(in1, W(wf, p + "conv.block.1.weight"), W(wf, p + "conv.block.1.bias"), 3, h, h), h,
                              W(wf, p + "conv.block.3.weight"), W(wf, p + "conv.block.3.bias"), 1e-5);
                 for (auto &z : y) z = z * std::tanh(std::log1p(std::exp(z)));
                 const Vec in2 = zeros_then(2, y, h);
-                y = conv(in2, W(wf, p + "conv.block.6.weight"), W(wf, p + "conv.block.6.bias"), 3, h);
+                y = conv1d(in2, W(wf, p + "conv.block.6.weight"), W(wf, p + "conv.block.6.bias"), 3, h, h);
                 for (int f = 0; f < 2; ++f)
                     for (int cc = 0; cc < h; ++cc) {
                         const size_t base = ((br * n_slots + slot) * 2 + f) * 2 * h;
@@ -356,14 +299,14 @@ RefCache reference_setup(const T2wModel &m, const PromptBundle &b, int N, float 
                     }
                 gated(hx, y, 8);
                 const int mlp = static_cast<int>(W(wf, p + "mlp.fc1.bias").size());
-                y = lin(modulate(hx, 3, 4), W(wf, p + "mlp.fc1.weight"), W(wf, p + "mlp.fc1.bias"), h, mlp);
-                for (auto &z : y) z = gelu(z);
-                gated(hx, lin(y, W(wf, p + "mlp.fc2.weight"), W(wf, p + "mlp.fc2.bias"), mlp, h), 5);
+                y = linear(modulate(hx, 3, 4), W(wf, p + "mlp.fc1.weight"), W(wf, p + "mlp.fc1.bias"), h, mlp);
+                for (auto &z : y) z = gelu_ggml(z);
+                gated(hx, linear(y, W(wf, p + "mlp.fc2.weight"), W(wf, p + "mlp.fc2.bias"), mlp, h), 5);
             }
-            const Vec fm = lin(c, W(wf, e_ + "final_layer.adaLN_modulation.1.weight"), W(wf, e_ + "final_layer.adaLN_modulation.1.bias"), h, 2 * h);
-            Vec nf = norm(hx, h, {}, {}, 1e-6);
+            const Vec fm = linear(c, W(wf, e_ + "final_layer.adaLN_modulation.1.weight"), W(wf, e_ + "final_layer.adaLN_modulation.1.bias"), h, 2 * h);
+            Vec nf = layer_norm(hx, h, {}, {}, 1e-6);
             for (size_t i = 0; i < nf.size(); ++i) nf[i] = nf[i] * (1.0 + fm[h + i % h]) + fm[i % h];
-            fout[br] = lin(nf, W(wf, e_ + "final_layer.linear.weight"), W(wf, e_ + "final_layer.linear.bias"), h, kMelBins);
+            fout[br] = linear(nf, W(wf, e_ + "final_layer.linear.weight"), W(wf, e_ + "final_layer.linear.bias"), h, kMelBins);
         }
         for (size_t i = 0; i < xs.size(); ++i) xs[i] += (t1 - t0) * (1.7 * fout[0][i] - 0.7 * fout[1][i]);
     }
