@@ -46,7 +46,8 @@ struct T2wOptions {
 
 // n_timesteps of a prompt cache file, read from its header (-1 when absent).
 int prompt_cache_steps(const std::string &path) {
-    if (!std::filesystem::exists(path)) throw_usage("t2w: prompt cache " + path + " not found");
+    if (!std::filesystem::exists(path)) throw_usage("t2w: prompt cache " + path +
+                    " not found (give a prompt_cache.gguf; `rtf t2w-prompt --bundle DIR --steps N -o FILE` builds one)");
     const gguf::GgufFile g(path);
     return g.has_key("mtmd.prompt_cache.n_timesteps") ? static_cast<int>(g.get_int("mtmd.prompt_cache.n_timesteps")) : -1;
 }
