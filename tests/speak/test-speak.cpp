@@ -155,9 +155,10 @@ TEST_F(Speak, FirstAudioPriorityKeepsTheMath) {
     ASSERT_EQ(a.size(), b.size());
     EXPECT_EQ(a, b);
     EXPECT_TRUE(std::isfinite(rb.first_audio.t2w_first_window_ms));
-    // the held-back LLM may have made less text ahead when the audio cap stopped the run
-    ASSERT_GT(rb.text_tokens.size(), 6u);
-    ASSERT_LE(rb.text_tokens.size(), ra.text_tokens.size());
-    EXPECT_TRUE(std::equal(rb.text_tokens.begin(), rb.text_tokens.end(), ra.text_tokens.begin()));
+    // How far the LLM got ahead before the audio cap stopped the run depends on the
+    // schedule (either run may have made more text), so compare the common prefix.
+    const size_t n = std::min(ra.text_tokens.size(), rb.text_tokens.size());
+    ASSERT_GT(n, 6u);
+    EXPECT_TRUE(std::equal(rb.text_tokens.begin(), rb.text_tokens.begin() + n, ra.text_tokens.begin()));
     EXPECT_EQ(rb.first_audio.priority_timeouts, 0) << speak::to_line(rb.first_audio);
 }
