@@ -54,7 +54,9 @@ void print_frame(const nlohmann::json &f) {
     if (ok && f["is_speak"].get<bool>())
         std::printf("  %d tokens, end %s%s", f["n_text_tokens"].get<int>(), f["end"].get<std::string>().c_str(),
                     f["end_of_turn"].get<bool>() ? ", end of turn" : "");
-    std::printf("  n_past %d\n", f["n_past_after"].get<int>());
+    std::printf("  n_past %d", f["n_past_after"].get<int>());
+    if (f.value("n_discarded", 0) > 0) std::printf(" (context slid: %d dropped)", f["n_discarded"].get<int>());
+    std::printf("\n");
 }
 
 int run_duplex_cmd(DuplexCmd &c) {
@@ -196,6 +198,14 @@ void add_duplex_command(CLI::App &app, Action &action) {
     sub->add_option("--tts-queue-cap", cfg.tts_queue_cap, "LLM messages waiting for the TTS (the write-up's 16; the reference's 1)")
         ->default_val(cfg.tts_queue_cap);
     sub->add_option("--t2w-queue-cap", cfg.t2w_queue_cap, "TTS chunks waiting for Token2Wav")->default_val(cfg.t2w_queue_cap);
+    sub->add_option("--ctx-size", cfg.llm.placement.n_ctx, "The LLM's context in positions (a frame takes ~15-45; libllama rounds it up to a multiple of 256)")
+        ->default_val(cfg.llm.placement.n_ctx);
+    sub->add_option_function<std::string>(
+           "--context", [c](const std::string &v) { c->cfg.llm.context_slide = v == "slide"; },
+           "When the LLM's context fills: slide (the reference's: drop the older half, keep going) or stop "
+           "(the session ends with 'context full', exit 3)")
+        ->default_str("slide")
+        ->check(CLI::IsMember({"slide", "stop"}));
     sub->add_option("--seed", cfg.llm.seed, "LLM sampler seed (re-seeded per session)")->default_val(cfg.llm.seed);
     sub->add_option("--json", c->json_path,
                     "Write the result to FILE ('-' = stdout): meta, frames[], audio_chunks[] (the analyzer's input, "

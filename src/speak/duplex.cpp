@@ -101,6 +101,8 @@ void DuplexConfig::finalize() {
     apm.n_threads = threads;
     llm.placement.n_threads = threads;
     llm.placement.n_threads_batch = threads;
+    // A frame's prefill is ~15 rows: a batch larger than a small --ctx-size buys nothing.
+    llm.placement.n_batch = std::min(llm.placement.n_batch, llm.placement.n_ctx);
     tts.placement.n_threads = threads;
     tts.placement.n_threads_batch = threads;
     t2w.threads_t2m = std::max(1, threads / 2);
@@ -479,6 +481,8 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
                 {"decision", cfg.speak_frames.empty() ? "sampled" : "forced"},
                 {"speak_frames", cfg.speak_frames},
                 {"force_listen_count", cfg.llm.force_listen_count},
+                {"context_slides", e.llm->n_slides()},
+                {"llm_n_ctx", e.llm->n_ctx()},
                 {"frame_ms", cfg.frame_ms},
                 {"queues", {{"encoder", cfg.encoder_queue_cap}, {"prefill", cfg.prefill_queue_cap}, {"tts", cfg.tts_queue_cap},
                             {"t2w", cfg.t2w_queue_cap}}},
@@ -533,6 +537,7 @@ nlohmann::json to_json(const DuplexResult &r) {
                           {"ms_decode", l.decode_ms},
                           {"ms_total", f.t_done_ms - f.t_push_ms},
                           {"n_past_after", l.n_past_after},
+                          {"n_discarded", l.n_discarded},
                           {"text_len", l.text.size()},
                           {"text", utf8_prefix(l.text, 80)},
                           {"apm_ms", f.apm_ms},

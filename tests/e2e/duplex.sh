@@ -95,6 +95,26 @@ expect_rc 1 '--speak-frames' -- "${D[@]}" --speak-frames 1-4
 expect_rc 1 '--speak-frames' -- "${D[@]}" --frames 5 --speak-frames 4-9
 expect_rc 1 '--interval' -- "${D[@]}" --interval soon
 
+# 4b. a session longer than the LLM's context: the context slides (the reference's policy) and
+# the session completes; with --context stop it ends with "context full" (exit 3)
+"$RTF" "${D[@]}" --frames 40 --interval 50ms --speak-frames 5 --ctx-size 256 --json "$TMP/slide.json" \
+  > "$TMP/slide.out" 2>&1
+rc=$?
+python3 - "$TMP/slide.json" "$rc" <<'PY' && echo "ok: context slide -> $rc" || { echo "FAIL: context slide -> $rc"; head -20 "$TMP/slide.out"; fails=$((fails+1)); }
+import json, sys
+j = json.load(open(sys.argv[1])); rc = int(sys.argv[2])
+assert rc in (0, 2) and j["completed"] is True, (rc, j["error"])
+fr = j["frames"]
+assert len(fr) == 40 and all(f["ok"] for f in fr)
+assert j["meta"]["context_slides"] >= 2 and sum(1 for f in fr if f["n_discarded"] > 0) == j["meta"]["context_slides"], j["meta"]
+n_ctx = j["meta"]["llm_n_ctx"]
+assert n_ctx == 256 and all(f["n_past_after"] <= n_ctx for f in fr), (n_ctx, [f["n_past_after"] for f in fr])
+assert j["meta"]["config"]["llm"]["context_slide"] is True
+PY
+grep -q 'context slid' "$TMP/slide.out" && echo "ok: slide line" || { echo "FAIL: no slide line"; fails=$((fails+1)); }
+expect_rc 3 'context full' -- "${D[@]}" --frames 40 --interval 50ms --speak-frames 5 --ctx-size 256 --context stop
+expect_rc 1 '--context' -- "${D[@]}" --context wrap
+
 # 5. rtf bench --workload duplex: the bench protocol over duplex sessions (3 runs)
 B="models=$K;input=$TMP/speech.wav;frames=5;interval=100ms;speak-frames=3;threads=1"
 "$RTF" bench --workload duplex --set "$B" --warmup 0 --runs 3 --sample-ms 0 --json "$TMP/b.json" > "$TMP/b.out" 2>&1

@@ -1,7 +1,7 @@
 // The LLM's duplex turn (lm/llm-duplex.h) on a tiny twin kit's LLM (label model): the twin
 // vocabulary's duplex tokens, force_listen, a forced speak frame (the 26-token budget, messages
 // of 10, hidden rows of n_embd, KV positions), a listen after speaking ending the TTS turn,
-// a seeded sampled decision, the context-full error.
+// a seeded sampled decision, the context slide and the context-full error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -168,6 +168,7 @@ TEST_F(LlmDuplex, LlmErrors) {
     c = llm_config();
     c.placement.n_batch = 64;
     c.placement.n_ctx = 64;  // frames of ~20 positions: full after a few (libllama may round n_ctx up)
+    c.context_slide = false;
     lm::DuplexLlm small(c);
     small.begin_session();
     try {
@@ -176,4 +177,49 @@ TEST_F(LlmDuplex, LlmErrors) {
     } catch (const Error &e) {
         EXPECT_NE(std::string(e.what()).find("context full"), std::string::npos) << e.what();
     }
+}
+
+// The context slide (the reference's kv_cache_slide_window): a session far longer than n_ctx
+// keeps going; each slide drops half of what follows the kept prefix and shifts the rest, so
+// the KV cache always holds keep..n_past-1 without a gap, and the frame reports what it dropped.
+TEST_F(LlmDuplex, ContextSlideKeepsTheSessionGoing) {
+    auto c = llm_config();
+    c.placement.n_batch = 64;
+    c.placement.n_ctx = 128;
+    c.keep_tokens = 5;
+    lm::DuplexLlm llm(c);
+    const int n_ctx = llm.n_ctx();
+    const auto in = rows(llm.n_embd());
+    llm.begin_session();
+    int dropped = 0, frames_with_drop = 0, spoken = 0;
+    for (int i = 0; i < 40; ++i) {  // ~20-40 positions per frame: several slides
+        const bool speak = i >= 3 && i % 3 != 0;
+        auto r = llm.frame(in.data(), 10, speak, [](lm::DuplexMessage &&) {});
+        ASSERT_LE(r.n_past_after, n_ctx);
+        if (speak) {
+            EXPECT_EQ(r.ids.size(), static_cast<size_t>(c.forced_speak_tokens));
+            ++spoken;
+        }
+        if (r.n_discarded > 0) {
+            ++frames_with_drop;
+            EXPECT_EQ(r.n_past_after, r.n_past_before + r.n_prefill_rows + (speak ? 1 + r.n_sampled + 1 : 0) +
+                                          (i >= 3 && !speak ? 1 : 0) +
+                                          static_cast<int>(llm.tokens().unit_close.size()) - r.n_discarded)
+                << "frame " << i;
+        }
+        dropped += r.n_discarded;
+        const auto span = llm.kv_span();
+        EXPECT_EQ(span.first, 0) << "frame " << i;  // the kept prefix is never dropped
+        EXPECT_EQ(span.second, llm.n_past() - 1) << "frame " << i;
+    }
+    EXPECT_GE(llm.n_slides(), 3);
+    EXPECT_EQ(frames_with_drop, llm.n_slides());  // one slide at most per frame at these sizes
+    EXPECT_GT(dropped, n_ctx);
+    EXPECT_GT(spoken, 20);
+    // a fresh session starts from nothing again
+    llm.begin_session();
+    EXPECT_EQ(llm.n_slides(), 0);
+    EXPECT_EQ(llm.n_past(), 0);
+    c.keep_tokens = 64;  // >= n_ctx / 2
+    EXPECT_THROW(c.validate(), Error);
 }

@@ -83,6 +83,9 @@ void DuplexLlmConfig::validate() const {
     if (top_k < 0) throw_usage("llm.top_k = " + std::to_string(top_k) + ": use 0 (off) or more");
     if (!(top_p > 0.0f && top_p <= 1.0f)) throw_usage("llm.top_p must be in (0, 1]");
     if (!(min_p >= 0.0f && min_p < 1.0f)) throw_usage("llm.min_p must be in [0, 1)");
+    if (keep_tokens < 0 || keep_tokens >= static_cast<int>(placement.n_ctx) / 2)
+        throw_usage("llm.keep_tokens = " + std::to_string(keep_tokens) + ": use 0 .. n_ctx/2 - 1 (" +
+                    std::to_string(placement.n_ctx / 2 - 1) + ")");
 }
 
 nlohmann::json DuplexLlmConfig::to_json() const {
@@ -99,7 +102,9 @@ nlohmann::json DuplexLlmConfig::to_json() const {
             {"top_k", top_k},
             {"top_p", top_p},
             {"min_p", min_p},
-            {"seed", seed}};
+            {"seed", seed},
+            {"context_slide", context_slide},
+            {"keep_tokens", keep_tokens}};
 }
 
 nlohmann::json DuplexTokens::to_json() const {
@@ -122,6 +127,10 @@ struct DuplexLlm::Impl {
     std::vector<llama_token_data> cur;  // sampling candidates
     int pos = 0;
     int frame = 0;
+    bool slide = true;
+    int keep = 0;
+    int slides = 0;        // this session's
+    int discarded = 0;     // positions dropped by slides, running total (frame() takes the difference)
     bool session = false;
     bool speaking = false;
 
@@ -130,11 +139,30 @@ struct DuplexLlm::Impl {
         llama_batch_free(batch_embd);
     }
 
-    void need(int n, const char *what) const {
+    // Room for n more positions. The reference slides once the positions plus the new rows
+    // reach n_ctx (not only when they would overflow it): it drops half of what follows the
+    // kept prefix, oldest first, and shifts the rest down so positions stay contiguous.
+    void need(int n, const char *what) {
+        if (slide && pos + n >= n_ctx) {
+            const int n_discard = (pos - keep) / 2;
+            if (n_discard > 0) {
+                llama_memory_t mem = llama_get_memory(inst.ctx.get());
+                if (!llama_memory_can_shift(mem))
+                    throw_runtime("llm: context full at " + std::to_string(pos) + " of n_ctx " + std::to_string(n_ctx) +
+                                  " and this context cannot shift positions (llama_memory_can_shift); raise n_ctx");
+                if (!llama_memory_seq_rm(mem, 0, keep, keep + n_discard))
+                    throw_runtime("llm: the context slide could not remove positions " + std::to_string(keep) + ".." +
+                                  std::to_string(keep + n_discard) + ": " + take_llama_log());
+                llama_memory_seq_add(mem, 0, keep + n_discard, pos, -n_discard);
+                pos -= n_discard;
+                discarded += n_discard;
+                ++slides;
+            }
+        }
         if (pos + n > n_ctx)
             throw_runtime("llm: context full: the " + std::string(what) + " needs " + std::to_string(n) +
                           " positions at " + std::to_string(pos) + " of n_ctx " + std::to_string(n_ctx) +
-                          " (no sliding window; raise n_ctx or send fewer frames)");
+                          (slide ? " even after sliding (raise n_ctx)" : " (context_slide is off; raise n_ctx or send fewer frames)"));
     }
 
     void decode_tokens(const int32_t *toks, int n, const char *what) {
@@ -260,6 +288,11 @@ DuplexLlm::~DuplexLlm() = default;
 int DuplexLlm::n_embd() const { return p_->n_embd; }
 int DuplexLlm::n_ctx() const { return p_->n_ctx; }
 int DuplexLlm::n_past() const { return p_->pos; }
+int DuplexLlm::n_slides() const { return p_->slides; }
+std::pair<int, int> DuplexLlm::kv_span() const {
+    llama_memory_t mem = llama_get_memory(p_->inst.ctx.get());
+    return {static_cast<int>(llama_memory_seq_pos_min(mem, 0)), static_cast<int>(llama_memory_seq_pos_max(mem, 0))};
+}
 bool DuplexLlm::speaking() const { return p_->speaking; }
 const DuplexTokens &DuplexLlm::tokens() const { return p_->tok; }
 std::string DuplexLlm::piece(int32_t token) const { return p_->text_of(token, false); }
@@ -272,6 +305,10 @@ void DuplexLlm::begin_session() {
     p.frame = 0;
     p.speaking = false;
     p.session = true;
+    p.slide = cfg_.context_slide;
+    p.keep = cfg_.keep_tokens;
+    p.slides = 0;
+    p.discarded = 0;
 }
 
 void DuplexLlm::warm() {
@@ -298,6 +335,7 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
     r.frame = p.frame++;
     r.n_embd = p.n_embd;
     r.n_past_before = p.pos;
+    const int discarded_before = p.discarded;
 
     // 1. prefill: <unit> rows + the audio rows in one embedding batch
     const int n_unit = static_cast<int>(p.tok.unit_open.size());
@@ -404,6 +442,7 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
     p.decode_tokens(p.tok.unit_close.data(), static_cast<int>(p.tok.unit_close.size()), "</unit>");
     r.unit_end_ms = ms_since(t0);
     r.n_past_after = p.pos;
+    r.n_discarded = p.discarded - discarded_before;
     return r;
 }
 

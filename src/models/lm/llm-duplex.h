@@ -41,8 +41,13 @@
 //  5. A listen right after a speaking frame ends the TTS turn: one message with no text,
 //     llm_finish and end_of_turn (tts-duplex.h).
 //  6. `</unit>` (its tokens) is evaluated at the end of every frame, force_listen ones too.
-// Context: no sliding window (its policy is not analysed in the spec); a frame that would
-// not fit throws rtf::Error(Runtime) "context full" naming n_ctx.
+// Context (the reference's kv_cache_slide_window, which duplex uses: llama.cpp-omni
+// tools/omni/omni.cpp at 0788f99; its per-round policy applies only to simplex, the unit
+// window is off by default): before every decode, if the KV positions plus the rows to add
+// reach n_ctx, the older half of what follows the first `keep_tokens` positions is dropped
+// and the rest shifted down (llama_memory_seq_rm + seq_add, RoPE re-applied by libllama),
+// so a session runs for ever with the most recent context. context_slide = false (or a
+// context too small to make room) throws rtf::Error(Runtime) "context full" naming n_ctx.
 //
 // Errors: rtf::Error(Setup) at load (missing file, libllama refuses it, no token_embd.weight);
 // rtf::Error(Usage) for rows of the wrong width or a frame() before begin_session();
@@ -54,6 +59,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -82,6 +88,9 @@ struct DuplexLlmConfig {
     float top_p = 0.95f;
     float min_p = 0.05f;
     uint32_t seed = 42;           // sampler seed, re-seeded by begin_session()
+    bool context_slide = true;    // the reference's sliding window (header); false = "context full"
+    int keep_tokens = 0;          // positions at the start a slide never drops (the reference's n_keep:
+                                  // its system prompt; this session has none)
 
     void validate() const;        // throws rtf::Error(Usage) naming the field
     nlohmann::json to_json() const;
@@ -112,6 +121,7 @@ struct DuplexFrameResult {
     bool end_of_turn = false;     // this frame ended the speak turn (its last message says so)
     int n_prefill_rows = 0;       // `<unit>` rows + audio rows
     int n_past_before = 0, n_past_after = 0;  // KV positions around the frame
+    int n_discarded = 0;          // positions the context slide dropped during this frame (0 = none)
     double prefill_ms = 0;        // the frame's embedding prefill (llama_decode)
     double decode_ms = 0;         // decision + text: single-token decodes and sampling
     double unit_end_ms = 0;       // `</unit>` evaluation
@@ -150,6 +160,10 @@ public:
     int n_embd() const;
     int n_ctx() const;
     int n_past() const;
+    int n_slides() const;         // context slides in this session
+    // The KV cache's lowest and highest position of the session's sequence (-1, -1 when
+    // empty): after any number of slides they are keep..n_past()-1 with no gap (tests).
+    std::pair<int, int> kv_span() const;
     bool speaking() const;
     const DuplexTokens &tokens() const;
     const DuplexLlmConfig &config() const { return cfg_; }
