@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "models/backend-devices.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
 
 namespace rtf::t2w {
@@ -183,6 +184,21 @@ int pack_weights(GgufWeights &w, const std::function<bool(const std::string &, c
     return n;
 }
 
+// The same for the BF16 compute copies (make_mm_copies) of `w`: each whose N is a multiple
+// of the panel and K even is packed in place for the packed BF16 GEMM and registered.
+int pack_bf16_weights(GgufWeights &w) {
+    int n = 0;
+    if (!w.mm_buffer || !ggml_backend_buffer_is_host(w.mm_buffer)) return 0;
+    for (const auto &[name, t] : w.mm_tensors) {
+        if (t->type != GGML_TYPE_BF16 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 2) continue;
+        if (!gemm::pack_bf16_in_place(static_cast<uint16_t *>(t->data), t->ne[1], t->ne[0])) continue;
+        gemm::register_packed(t);
+        w.packed.push_back(t);
+        ++n;
+    }
+    return n;
+}
+
 std::string resolve_dir(const std::string &dir) {
     fs::path p(dir);
     if (fs::exists(p / "encoder.gguf")) return p.string();
@@ -241,12 +257,25 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
     for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) make_mm_copies(*w, tt, m->dev_t2m_, linear_weight);
     // F32 token2mel on the CPU with AVX-512F: its linear weights and conv kernels packed in
     // place for the packed GEMM (packed-gemm.h; RTF_T2W_PACKED=0 keeps ggml's mul_mat).
-    if (tt == GGML_TYPE_F32 && ggml_backend_dev_type(m->dev_t2m_) == GGML_BACKEND_DEVICE_TYPE_CPU && gemm::packed_enabled()) {
+    const bool cpu_t2m = ggml_backend_dev_type(m->dev_t2m_) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    if (tt == GGML_TYPE_F32 && cpu_t2m && gemm::packed_enabled()) {
         auto matrix = [&](const std::string &n, const ggml_tensor *t) {
             const bool is_weight = n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
             return linear_weight(n, t) || (is_weight && ggml_n_dims(t) == 3);
         };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix);
+    }
+    // BF16 token2mel on a CPU with AVX512-BF16: the bf16 copies of the linear weights packed
+    // in place for the packed BF16 GEMM (packed-gemm-bf16.h), and the conv kernels, which
+    // stay F32, for the F32 one.
+    if (tt == GGML_TYPE_BF16 && cpu_t2m && gemm::bf16_packed_enabled()) {
+        auto conv_kernel = [](const std::string &n, const ggml_tensor *t) {
+            return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
+        };
+        for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) {
+            m->n_packed_ += pack_bf16_weights(*w);
+            if (gemm::packed_enabled()) m->n_packed_ += pack_weights(*w, conv_kernel);
+        }
     }
     auto voc_conv = [](const std::string &n, const ggml_tensor *t) {
         return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.rfind("ups.", 0) != 0;

@@ -68,9 +68,10 @@ struct GgufWeights {
     ggml_backend_buffer_t mm_buffer = nullptr;
     std::map<std::string, ggml_tensor *> mm_tensors;
 
-    // Weights packed in place at load for the packed F32 GEMM (packed-gemm.h): their data is
-    // no longer a plain matrix, only ops::linear / ops::conv1d_ct may read them (both route
-    // them to gemm::linear). Registered with gemm::register_packed; unregistered here.
+    // Weights packed in place at load for the packed F32 GEMM (packed-gemm.h) or, bf16
+    // copies in mm_tensors, the packed BF16 GEMM (packed-gemm-bf16.h): their data is no
+    // longer a plain matrix, only ops::linear / ops::conv1d_ct may read them (they route them
+    // to gemm::linear / linear_bf16). Registered with gemm::register_packed; unregistered here.
     std::vector<ggml_tensor *> packed;
 };
 
@@ -158,6 +159,8 @@ public:
     // weights and conv kernels when it is F32 on the CPU, the vocoder's conv kernels (not its
     // transposed convs, not kernels whose Cout is no multiple of 16) when it is; 0 with no
     // AVX-512F or RTF_T2W_PACKED=0. Packing replaces the F32 data, so no second copy is kept.
+    // With a bf16 token2mel on a CPU with AVX512-BF16: its bf16 linear weights (packed BF16
+    // GEMM) and its F32 conv kernels.
     int packed_weights() const { return n_packed_; }
 
 private:
