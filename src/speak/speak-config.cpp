@@ -8,6 +8,7 @@
 namespace rtf::speak {
 
 void SpeakConfig::validate() const {
+    if (!(first_audio_wait_max_ms > 0)) throw_usage("first_audio_wait_max_ms must be > 0 ms");
     if (models_dir.empty()) throw_usage("--models: a kit directory is required (make one with `rtf twin`)");
     if (prompt.empty() == text.empty()) {
         throw_usage(prompt.empty() ? "give the input with -p/--prompt, --text or --text-file"

@@ -60,7 +60,10 @@ struct SpeakConfig {
     // the listener does not need yet. Same math; costs the LLM and TTS that much head start
     // on the rest (watch starvation).
     bool first_audio_priority = false;
-    static constexpr double first_audio_wait_max_ms = 5000;
+    // The bound on each of those waits. Not a knob: a safety net, so that a slow first window
+    // (a loaded machine, a sanitizer build) costs head start, never a hang; tests that check
+    // no wait ran out raise it so that the machine's speed cannot decide them.
+    double first_audio_wait_max_ms = 5000;
 
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;

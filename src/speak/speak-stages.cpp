@@ -34,10 +34,9 @@ void SpeakShared::wait_first_pcm(std::chrono::steady_clock::time_point deadline,
 }
 
 namespace {
-std::chrono::steady_clock::time_point first_audio_deadline() {
+std::chrono::steady_clock::time_point first_audio_deadline(double wait_max_ms) {
     return std::chrono::steady_clock::now() +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-               std::chrono::duration<double, std::milli>(SpeakConfig::first_audio_wait_max_ms));
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double, std::milli>(wait_max_ms));
 }
 }  // namespace
 
@@ -93,7 +92,7 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
         if (last) break;
         // First-audio priority: no text ahead of the TTS's need until the first PCM is out.
         if (shared_.first_audio_priority && !shared_.first_pcm.load(std::memory_order_acquire)) {
-            if (wait_until_ == std::chrono::steady_clock::time_point{}) wait_until_ = first_audio_deadline();
+            if (wait_until_ == std::chrono::steady_clock::time_point{}) wait_until_ = first_audio_deadline(shared_.wait_max_ms);
             shared_.wait_first_pcm(wait_until_, /*or_hungry=*/true);
         }
     }
@@ -144,7 +143,7 @@ void TtsStage::on_chunk(const lm::AudioChunk &c) {
     if (window_ready && shared_.first_audio_priority && !waited_first_) {
         waited_first_ = true;
         // Bounded whatever happens downstream (a failing T2W stage never raises the flag).
-        shared_.wait_first_pcm(first_audio_deadline(), /*or_hungry=*/false);
+        shared_.wait_first_pcm(first_audio_deadline(shared_.wait_max_ms), /*or_hungry=*/false);
     }
     if (capped) {
         shared_.enough.store(true, std::memory_order_release);

@@ -54,6 +54,7 @@ struct SpeakShared {
     // that window's codes; the LLM waits after each step for it or for tts_hungry (the TTS
     // has used up its text and will ask for more). All waits are bounded and cancel-aware.
     bool first_audio_priority = false;
+    double wait_max_ms = 5000;                  // SpeakConfig::first_audio_wait_max_ms
     const pipe::CancelToken *cancel = nullptr;  // the run's, if any
     std::atomic<bool> first_pcm{false};
     std::atomic<bool> tts_hungry{false};

@@ -80,6 +80,7 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     // hands them on as its first chunk when that is fewer than a chunk.
     shared.window_codes = std::max(1, cfg.t2w.first_window - cfg.t2w.leading_silence);
     shared.first_audio_priority = cfg.first_audio_priority;
+    shared.wait_max_ms = cfg.first_audio_wait_max_ms;
     shared.cancel = cfg.pipeline.cancel;
     const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
     LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,

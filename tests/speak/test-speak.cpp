@@ -146,6 +146,7 @@ TEST_F(Speak, FirstAudioPriorityKeepsTheMath) {
                         {"max-audio-s", "2"}, {"min-audio-s", "2"}, {"llm-step", "3"}, {"t2w-first-window", "10"}});
     auto prio = base;
     prio.first_audio_priority = true;
+    prio.first_audio_wait_max_ms = 120000;  // no wait may run out, however slow the first window is here
     auto engines = speak::load_engines(base);
     std::vector<float> a, b;
     auto ra = speak::speak(*engines, base, [&](const pipe::Item &c) { a.insert(a.end(), c.pcm.begin(), c.pcm.end()); });
