@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "models/t2w/packed-conv.h"
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
 #include "models/t2w/t2w-graph.h"
@@ -14,11 +15,18 @@
 namespace rtf::t2w {
 
 using clock_type = std::chrono::steady_clock;
-using ops::conv1d_tc;
-
 namespace {
 constexpr size_t kMaxNodes = 8192;  // the first length's decoder graph; later ones are sized by it
 const int kDilations[3] = {1, 3, 5};
+
+// A conv1d of the "tc" layout (+ res when given): the direct convolution on a kernel packed
+// for it at load (packed-conv.h, residual add fused), else im2col + product (ops::conv1d_tc).
+ggml_tensor *conv1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int stride, int pad, int dilation,
+                       ggml_tensor *res = nullptr) {
+    if (conv::is_packed(w)) return conv::conv1d(ctx, x, w, b, stride, pad, dilation, res);
+    ggml_tensor *y = ops::conv1d_tc(ctx, x, w, b, stride, pad, dilation);
+    return res ? ggml_add(ctx, y, res) : y;
+}
 }  // namespace
 
 // The two graphs of one input length. Their activations live in the Vocoder's two shared
@@ -42,8 +50,7 @@ ggml_tensor *resblock(ggml_context *ctx, const GgufWeights &w, const std::string
         ggml_tensor *a = act(x, w.get(p + ".activations1." + ms + ".alpha"));
         a = conv1d_tc(ctx, a, w1, w.get(p + ".convs1." + ms + ".bias"), 1, (k * dil - dil) / 2, dil);
         a = act(a, w.get(p + ".activations2." + ms + ".alpha"));
-        a = conv1d_tc(ctx, a, w.mm(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1);
-        x = ggml_add(ctx, a, x);
+        x = conv1d_tc(ctx, a, w.mm(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1, x);
     }
     return x;
 }
