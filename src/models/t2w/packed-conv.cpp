@@ -309,10 +309,10 @@ ggml_tensor *conv1d(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
     g.stride = stride;
     g.pad = pad;
     g.dilation = dilation;
-    const int64_t Tin = x->ne[0], Tout = g.out_len(Tin);
     auto bad = [&](const std::string &why) { throw_runtime("t2w: conv1d with kernel '" + std::string(w->name) + "': " + why); };
     if (stride < 1 || stride > kParamMax || pad < 0 || pad > kParamMax || dilation < 1 || dilation > kParamMax)
         bad("stride/dilation must be 1.." + std::to_string(kParamMax) + " and pad 0.." + std::to_string(kParamMax));
+    const int64_t Tin = x->ne[0], Tout = g.out_len(Tin);
     if (x->type != GGML_TYPE_F32 || w->type != GGML_TYPE_F32) bad("F32 input and kernel only");
     if (x->ne[1] != g.Cin || x->ne[2] != 1 || x->ne[3] != 1 || x->nb[0] != sizeof(float))
         bad("input ne [" + std::to_string(x->ne[0]) + ", " + std::to_string(x->ne[1]) + "] does not fit Cin " +
