@@ -5,11 +5,13 @@
 // counts that are not multiples of the block, split across threads in every way; against a
 // plain double loop (within the stated float bound); the ggml op in a graph on 1 and 2
 // threads against the path it replaces (im2col + packed GEMM + ggml_add), bit for bit; and
-// the vocoder of a tiny kit with and without it (RTF_T2W_CONV=0), bit for bit. On a CPU
+// the vocoder of a tiny kit with and without it (RTF_T2W_CONV=0), to float rounding. On a CPU
 // without AVX-512F the same tests check the portable path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -241,9 +243,12 @@ TEST(PackedConv, RefusesUnpackedKernelAndMismatchingInput) {
 }
 
 // The vocoder in the engine: a tiny kit whose HiFT channels (64/32/16, conv_pre 128) are all
-// multiples of the GEMM's 16-row panel (so the im2col side packs the same kernels), loaded with the direct convolution and with RTF_T2W_CONV=0
-// (im2col + packed GEMM): the same PCM, bit for bit, streamed window by window.
-TEST(PackedConv, VocoderOutputEqualsIm2colPath) {
+// multiples of the GEMM's 16-row panel (so the im2col side packs the same kernels), loaded
+// with the direct convolution and with RTF_T2W_CONV=0 (im2col + packed GEMM, ggml's mul_mat in the transposed convs). The convolutions are bit-equal
+// (GgmlOpEqualsIm2colGemmPath); the transposed convs' product (packed GEMM vs mul_mat) sums in
+// another order, so the PCM agrees to float rounding: SNR > 90 dB (a wrong kernel, tap or
+// residual gives noise, far below).
+TEST(PackedConv, VocoderOutputMatchesIm2colPath) {
     if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: weights are not packed";
     rtf::test::ScratchDir scratch("t2w-conv");
     test::TinyKitDims dims;
@@ -274,5 +279,10 @@ TEST(PackedConv, VocoderOutputEqualsIm2colPath) {
     double energy = 0.0;
     for (float v : pa) energy += static_cast<double>(v) * v;
     EXPECT_GT(energy, 0.0);
-    EXPECT_TRUE(bit_equal(pa, pb));
+    ASSERT_EQ(pa.size(), pb.size());
+    double err = 0.0;
+    for (size_t i = 0; i < pa.size(); ++i) err += (static_cast<double>(pa[i]) - pb[i]) * (static_cast<double>(pa[i]) - pb[i]);
+    const double snr = 10.0 * std::log10(energy / std::max(err, 1e-30));
+    std::printf("tiny-kit vocoder, direct vs im2col path: PCM SNR %.1f dB\n", snr);
+    EXPECT_GT(snr, 90.0);
 }

@@ -56,7 +56,7 @@ ggml_tensor *conv_transpose1d_tc_packed(ggml_context *ctx, ggml_tensor *x, ggml_
                                         int pad, ggml_tensor *b) {
     const int64_t T = x->ne[0], s = stride, G = (K + stride - 1) / stride;
     ggml_tensor *xt = ggml_cont(ctx, ggml_transpose(ctx, x));          // [Cin, T]
-    ggml_tensor *r = ggml_mul_mat(ctx, wp, xt);                         // [G·s·Cout, T]: (kk, c, j) x t
+    ggml_tensor *r = linear(ctx, xt, wp, nullptr);                      // [G·s·Cout, T]: (kk, c, j) x t
     r = ggml_reshape_4d(ctx, r, s, Cout, G, T);
     r = ggml_cont(ctx, ggml_permute(ctx, r, 0, 2, 3, 1));              // [s, T, Cout, G]: time t·s+kk contiguous
     r = ggml_reshape_3d(ctx, r, s * T, Cout, G);
