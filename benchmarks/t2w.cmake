@@ -5,3 +5,5 @@ rtf_add_benchmark(bench-t2w SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w.cpp
 target_include_directories(bench-t2w PRIVATE ${PROJECT_SOURCE_DIR}/tests/t2w)
 # The packed F32 GEMM of token2mel vs ggml's mul_mat on token2mel's shapes (one thread).
 rtf_add_benchmark(bench-t2w-gemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w-gemm.cpp LIBS rtf_t2w)
+# The vocoder's ResBlock convs: im2col + packed GEMM + transpose + add vs the direct conv.
+rtf_add_benchmark(bench-t2w-conv SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w-conv.cpp LIBS rtf_t2w)

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "models/backend-devices.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/packed-conv.h"
 #include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
 
@@ -19,7 +20,10 @@ namespace rtf::t2w {
 namespace fs = std::filesystem;
 
 GgufWeights::~GgufWeights() {
-    for (const ggml_tensor *t : packed) gemm::unregister_packed(t);
+    for (const ggml_tensor *t : packed) {
+        gemm::unregister_packed(t);
+        conv::unregister_packed(t);
+    }
     if (mm_buffer) ggml_backend_buffer_free(mm_buffer);
     if (mm_ctx) ggml_free(mm_ctx);
     if (buffer) ggml_backend_buffer_free(buffer);
@@ -199,6 +203,22 @@ int pack_bf16_weights(GgufWeights &w) {
     return n;
 }
 
+// The same for the direct convolution (packed-conv.h): 3-D conv kernels [k, Cin, Cout] that
+// `pick` selects, when Cout is a multiple of its 8-row block.
+int pack_conv_weights(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+    int n = 0;
+    if (!w.buffer || !ggml_backend_buffer_is_host(w.buffer)) return 0;
+    for (const auto &[name, t] : w.tensors) {
+        if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 3 || !pick(name, t)) continue;
+        if (t->ne[2] % conv::kRows != 0) continue;
+        conv::pack_in_place(static_cast<float *>(t->data), t->ne[2], t->ne[1], t->ne[0]);
+        conv::register_packed(t);
+        w.packed.push_back(t);
+        ++n;
+    }
+    return n;
+}
+
 std::string resolve_dir(const std::string &dir) {
     fs::path p(dir);
     if (fs::exists(p / "encoder.gguf")) return p.string();
@@ -281,10 +301,11 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
         return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.rfind("ups.", 0) != 0;
     };
     make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
-    // The same for the F32 vocoder's convolution kernels (ops::conv1d_tc: im2col, then the
-    // packed GEMM). The transposed convolutions ("ups.") are packed by the Vocoder itself.
+    // The F32 vocoder's convolution kernels: for the direct convolution (packed-conv.h), or
+    // with RTF_T2W_CONV=0 for im2col + the packed GEMM (ops::conv1d_tc). The transposed
+    // convolutions ("ups.") are packed by the Vocoder itself.
     if (tv == GGML_TYPE_F32 && ggml_backend_dev_type(m->dev_voc_) == GGML_BACKEND_DEVICE_TYPE_CPU && gemm::packed_enabled())
-        m->n_packed_ += pack_weights(*m->hift_w_, voc_conv);
+        m->n_packed_ += conv::enabled() ? pack_conv_weights(*m->hift_w_, voc_conv) : pack_weights(*m->hift_w_, voc_conv);
     return m;
 }
 

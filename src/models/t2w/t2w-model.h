@@ -157,7 +157,8 @@ public:
     size_t weight_bytes() const;
     // Matrix weights packed in place for the packed F32 GEMM at load: token2mel's linear
     // weights and conv kernels when it is F32 on the CPU, the vocoder's conv kernels (not its
-    // transposed convs, not kernels whose Cout is no multiple of 16) when it is; 0 with no
+    // transposed convs) when it is: for the direct convolution (packed-conv.h, Cout a multiple
+    // of 8), or with RTF_T2W_CONV=0 for the GEMM (Cout a multiple of 16); 0 with no
     // AVX-512F or RTF_T2W_PACKED=0. Packing replaces the F32 data, so no second copy is kept.
     // With a bf16 token2mel on a CPU with AVX512-BF16: its bf16 linear weights (packed BF16
     // GEMM) and its F32 conv kernels.

@@ -27,7 +27,8 @@ ggml_tensor *conv_transpose1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor 
 // The same transposed conv as one GEMM (tinyBLAS) + overlap-add, with a kernel packed once
 // by pack_transposed_kernel: ggml_conv_transpose_1d computes with short dot products and
 // repacks its kernel single-threaded on every call. Sums in a different order (float
-// rounding differs in the last bits).
+// rounding differs in the last bits). The product is linear(): the packed GEMM when wp is
+// registered as gemm-packed (the Vocoder does so with the direct convolution on).
 ggml_tensor *conv_transpose1d_tc_packed(ggml_context *ctx, ggml_tensor *x, ggml_tensor *wp, int K, int Cout, int stride,
                                         int pad, ggml_tensor *b);
 // Host packing of a GGUF transposed-conv kernel w ne = [K, Cout, Cin] for the above:

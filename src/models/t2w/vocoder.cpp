@@ -5,6 +5,8 @@
 #include <string>
 
 #include "core/error.h"
+#include "models/t2w/packed-conv.h"
+#include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-backend.h"
 #include "models/t2w/t2w-dsp.h"
 #include "models/t2w/t2w-graph.h"
@@ -14,11 +16,18 @@
 namespace rtf::t2w {
 
 using clock_type = std::chrono::steady_clock;
-using ops::conv1d_tc;
-
 namespace {
 constexpr size_t kMaxNodes = 8192;  // the first length's decoder graph; later ones are sized by it
 const int kDilations[3] = {1, 3, 5};
+
+// A conv1d of the "tc" layout (+ res when given): the direct convolution on a kernel packed
+// for it at load (packed-conv.h, residual add fused), else im2col + product (ops::conv1d_tc).
+ggml_tensor *conv1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int stride, int pad, int dilation,
+                       ggml_tensor *res = nullptr) {
+    if (conv::is_packed(w)) return conv::conv1d(ctx, x, w, b, stride, pad, dilation, res);
+    ggml_tensor *y = ops::conv1d_tc(ctx, x, w, b, stride, pad, dilation);
+    return res ? ggml_add(ctx, y, res) : y;
+}
 }  // namespace
 
 // The two graphs of one input length. Their activations live in the Vocoder's two shared
@@ -42,8 +51,7 @@ ggml_tensor *resblock(ggml_context *ctx, const GgufWeights &w, const std::string
         ggml_tensor *a = act(x, w.get(p + ".activations1." + ms + ".alpha"));
         a = conv1d_tc(ctx, a, w1, w.get(p + ".convs1." + ms + ".bias"), 1, (k * dil - dil) / 2, dil);
         a = act(a, w.get(p + ".activations2." + ms + ".alpha"));
-        a = conv1d_tc(ctx, a, w.mm(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1);
-        x = ggml_add(ctx, a, x);
+        x = conv1d_tc(ctx, a, w.mm(p + ".convs2." + ms + ".weight"), w.get(p + ".convs2." + ms + ".bias"), 1, (k - 1) / 2, 1, x);
     }
     return x;
 }
@@ -61,6 +69,10 @@ Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
     if (cpu_) {
         // transposed-conv kernels packed once for the GEMM formulation
         const HiftDims &hd = m_.hift_dims();
+        // the direct kernels are on when the model packed conv kernels for them (at load:
+        // AVX-512F, RTF_T2W_PACKED and RTF_T2W_CONV not "0")
+        bool direct = false;
+        for (const auto &kv : m_.hift().tensors) direct = direct || conv::is_packed(kv.second);
         ggml_init_params ip{ggml_tensor_overhead() * static_cast<size_t>(hd.n_stages + 1), nullptr, true};
         packed_ctx_ = ggml_init(ip);
         std::vector<std::vector<float>> packed;
@@ -70,7 +82,16 @@ Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
             std::vector<float> host(static_cast<size_t>(ggml_nelements(w)));
             ggml_backend_tensor_get(w, host.data(), 0, host.size() * sizeof(float));
             packed.push_back(ops::pack_transposed_kernel(host, K, Cout, Cin, hd.up_rates[s]));
-            ups_packed_.push_back(ggml_new_tensor_2d(packed_ctx_, GGML_TYPE_F32, Cin, static_cast<int64_t>(packed.back().size()) / Cin));
+            const int64_t rows = static_cast<int64_t>(packed.back().size()) / Cin;
+            ups_packed_.push_back(ggml_new_tensor_2d(packed_ctx_, GGML_TYPE_F32, Cin, rows));
+            // With the direct kernels on (packed-conv.h), the product runs as the packed GEMM
+            // (ggml's F32 mul_mat reached ~1/4 of its rate on these shapes): same size.
+            if (direct && rows % gemm::kPanel == 0) {
+                std::vector<float> p(packed.back().size());
+                gemm::pack(packed.back().data(), rows, Cin, p.data());
+                packed.back().swap(p);
+                gemm::register_packed(ups_packed_.back());
+            }
         }
         packed_buf_ = ggml_backend_alloc_ctx_tensors(packed_ctx_, backend_);
         if (!packed_buf_) throw_runtime("t2w: vocoder: cannot allocate the packed transposed-conv kernels");
@@ -82,6 +103,7 @@ Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
 
 Vocoder::~Vocoder() {
     shapes_.clear();
+    for (const ggml_tensor *t : ups_packed_) gemm::unregister_packed(t);
     if (f0_alloc_) ggml_gallocr_free(f0_alloc_);
     if (dec_alloc_) ggml_gallocr_free(dec_alloc_);
     if (packed_buf_) ggml_backend_buffer_free(packed_buf_);

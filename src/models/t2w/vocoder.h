@@ -9,7 +9,9 @@
 // Graphs are built once per input length T (50 first, 58 steady, 2..64 final windows) and
 // recomputed in place; every length shares two activation buffers sized by the longest
 // length prepared, so prepare() can build all of them up front for a few MiB of metadata. On a CPU device Snake is one fused custom
-// op and the transposed convs are GEMMs on kernels packed at construction (ops.h).
+// op, the transposed convs are GEMMs on kernels packed at construction (ops.h), and the convs
+// whose kernels T2wModel packed for it run as the direct convolution (packed-conv.h; the
+// ResBlocks' residual add fused into their second conv), else im2col + product.
 // Not thread-safe: one Vocoder per stream.
 #include <cstdint>
 #include <map>
