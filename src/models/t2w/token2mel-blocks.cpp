@@ -67,35 +67,38 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
                            int Hd, int dh, int max_keys, ggml_tensor **new_kv) {
+    // Batch B = m->ne[2] (the CFG branches of one Euler step): every view and product below
+    // keeps the batch in ne[3], so a branch's queries only ever meet its own keys.
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = m->ne[1];
+    const int64_t B = m->ne[2];
     const int64_t L = cache ? cache->ne[1] : 0;
-    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T);
-    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T);
-    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T);
+    ggml_tensor *q = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T, B);
+    ggml_tensor *k = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T, B);
+    ggml_tensor *vv = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T, B);
     q = layer_norm(ctx, q, w.get(p + "attn.q_norm.weight"), w.get(p + "attn.q_norm.bias"), 1e-5f);
     k = layer_norm(ctx, k, w.get(p + "attn.k_norm.weight"), w.get(p + "attn.k_norm.bias"), 1e-5f);
-    q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd]
+    q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd, B]
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd]: what a prompt cache holds (spec §3.9)
-    ggml_tensor *kt = k, *vt = vv;                     // [dh, T+L, Hd]
+    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd, B]: what a prompt cache holds (spec §3.9)
+    ggml_tensor *kt = k, *vt = vv;                     // [dh, T+L, Hd, B]
     if (cache) {
-        ggml_tensor *kc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], 0);
-        ggml_tensor *vc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], dh * sizeof(float));
+        ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
+        ggml_tensor *vc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], dh * sizeof(float));
         kt = ggml_concat(ctx, k, kc, 1);
         vt = ggml_concat(ctx, vv, vc, 1);
     }
     if (T + L > max_keys) {
         const int64_t drop = T + L - max_keys;
-        kt = ggml_cont(ctx, ggml_view_3d(ctx, kt, dh, max_keys, Hd, kt->nb[1], kt->nb[2], drop * kt->nb[1]));
-        vt = ggml_view_3d(ctx, vt, dh, max_keys, Hd, vt->nb[1], vt->nb[2], drop * vt->nb[1]);
+        kt = ggml_cont(ctx, ggml_view_4d(ctx, kt, dh, max_keys, Hd, B, kt->nb[1], kt->nb[2], kt->nb[3], drop * kt->nb[1]));
+        vt = ggml_view_4d(ctx, vt, dh, max_keys, Hd, B, vt->nb[1], vt->nb[2], vt->nb[3], drop * vt->nb[1]);
     }
-    ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, T, Hd]
+    ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, T, Hd, B]
     sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
     sc = ggml_soft_max(ctx, sc);
-    ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, T, Hd]
-    o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T);
+    ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, T, Hd, B]
+    o = ggml_reshape_3d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T, B);
     return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
 }
 
@@ -114,16 +117,17 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);
-    ggml_tensor *c1 = ggml_cont(ctx, ggml_view_2d(ctx, cnn_cache, h, 2, cnn_cache->nb[1], 0));
-    ggml_tensor *c2 = ggml_cont(ctx, ggml_view_2d(ctx, cnn_cache, h, 2, cnn_cache->nb[1], h * sizeof(float)));
-    ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, T+2]
+    const int64_t B = hx->ne[2];
+    ggml_tensor *c1 = ggml_cont(ctx, ggml_view_3d(ctx, cnn_cache, h, 2, B, cnn_cache->nb[1], cnn_cache->nb[2], 0));
+    ggml_tensor *c2 = ggml_cont(ctx, ggml_view_3d(ctx, cnn_cache, h, 2, B, cnn_cache->nb[1], cnn_cache->nb[2], h * sizeof(float)));
+    ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, T+2, B]
     ggml_tensor *y = conv1d_ct(ctx, in1, w.get(p + "conv.block.1.weight"), w.get(p + "conv.block.1.bias"));
     y = layer_norm(ctx, y, w.get(p + "conv.block.3.weight"), w.get(p + "conv.block.3.bias"), 1e-5f);
     // Mish as the reference computes it: z·tanh(log(exp(z) + 1))
     y = ggml_mul(ctx, y, ggml_tanh(ctx, ggml_log(ctx, ggml_scale_bias(ctx, ggml_exp(ctx, y), 1.0f, 1.0f))));
     ggml_tensor *in2 = ggml_concat(ctx, c2, y, 1);
     y = conv1d_ct(ctx, in2, w.get(p + "conv.block.6.weight"), w.get(p + "conv.block.6.bias"));
-    *new_cnn = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, T, 2)), ggml_cont(ctx, slice_t(ctx, in2, T, 2)), 0);  // [2h, 2]
+    *new_cnn = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, T, 2)), ggml_cont(ctx, slice_t(ctx, in2, T, 2)), 0);  // [2h, 2, B]
     hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
     // MLP
     ggml_tensor *m2 = modulate(hx, 3, 4);

@@ -45,19 +45,24 @@ ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std:
 // `w` = flow_matching.gguf (names "estimator.t_embedder.*").
 ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_tensor *t, int freq_dim, int hidden);
 
-// DiT self-attention up to and including proj. m [h, T] (modulated); cache ne =
-// [2·dh, L, H]: per head K‖V of the cached context (null: none, L = 0, the prompt setup).
+// Batch: every DiT builder below takes x / m as [h, T, B] (B = 1, or 2 = both CFG branches
+// of one Euler step in one graph, so each weight is read once per step); caches then carry
+// the batch in their last dimension, and a batch element only ever meets its own keys and
+// cached frames. Each element's numbers are exactly those of a B = 1 graph.
+//
+// DiT self-attention up to and including proj. m [h, T, B] (modulated); cache ne =
+// [2·dh, L, H, B]: per head K‖V of the cached context (null: none, L = 0, the prompt setup).
 // Keys/values = [current ; cached]; when T + L > max_keys only the last max_keys of that
-// sequence are kept. Returns [h, T]; *new_kv (when asked) = K‖V of the current frames,
-// ne = [2·dh, T, H] (K after k_norm): a prompt cache's estimator_att_cache slot (spec §3.9).
+// sequence are kept. Returns [h, T, B]; *new_kv (when asked) = K‖V of the current frames,
+// ne = [2·dh, T, H, B] (K after k_norm): a prompt cache's estimator_att_cache slot (spec §3.9).
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *m,
                            ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys,
                            ggml_tensor **new_kv = nullptr);
 
-// One DiT block. x [h, T]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
+// One DiT block. x [h, T, B]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
 // gate_msa, shift_mlp, scale_mlp, gate_mlp, shift_conv, scale_conv, gate_conv); att_cache
-// as dit_attention; cnn_cache ne = [2·h, 2]: the 2 cached input frames of conv1 (channels
-// [0, h)) and conv2 ([h, 2h)). Returns x' [h, T]; *new_cnn ne = [2·h, 2] = the last 2
+// as dit_attention; cnn_cache ne = [2·h, 2, B]: the 2 cached input frames of conv1 (channels
+// [0, h)) and conv2 ([h, 2h)). Returns x' [h, T, B]; *new_cnn ne = [2·h, 2, B] = the last 2
 // input frames of conv1 and conv2; *new_att as dit_attention's *new_kv (when asked).
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
                        ggml_tensor *mod, ggml_tensor *att_cache, ggml_tensor *cnn_cache, int n_heads, int head_dim,

@@ -11,10 +11,13 @@
 //   - Everything that does not depend on the window (time-step embeddings and all adaLN
 //     modulations per step, the relative-position tables) is computed once at
 //     construction and kept resident; the DiT prompt attention cache is read in place.
-//   - With CFG and threads_t2m >= 2 on a CPU device the two CFG branches run as two
-//     independent single-graph computations on two threads (threads_t2m/2 ggml threads
-//     each), joined once per Euler step, instead of splitting every op across threads
-//     (which costs a barrier per graph node: ~7000 per window).
+//   - With CFG, both branches run as one batch-2 graph per Euler step ("batch-2 CFG": the
+//     branch is a batch dimension, ne[2] of the activations, so every DiT weight is read
+//     once per step and each product has 2x the tokens), split over threads_t2m ggml threads.
+//     RTF_T2W_CFG_BATCH=0 selects the previous plan instead: one graph per (step, branch),
+//     and with threads_t2m >= 2 on a CPU device the two branches as two independent
+//     computations on two threads (threads_t2m/2 ggml threads each), joined once per Euler
+//     step. Both plans give the same numbers (the batch never mixes branches; tests/t2w).
 //
 // RTF_T2W_DEBUG_MEM=1 prints the graph activation buffer sizes when a shape is built.
 // Not thread-safe: one Token2Mel per stream (it owns backends, graphs and allocators).
@@ -28,6 +31,10 @@
 #include "models/t2w/t2w-timing.h"
 
 namespace rtf::t2w {
+
+// Batch-2 CFG is on unless the environment variable RTF_T2W_CFG_BATCH is "0" (read when a
+// Token2Mel is constructed; `rtf t2w --help` names it). For A/B against the two-graph plan.
+bool cfg_batch_enabled();
 
 // Per-stream token2mel state (spec §3.7); starts as the prompt cache.
 struct Token2MelState {
@@ -63,8 +70,11 @@ public:
     int64_t graphs_built() const;
 
     int steps() const { return steps_; }
-    // Number of parallel CFG-branch lanes in use (1 or 2).
+    // Number of parallel CFG-branch lanes in use (1 or 2; 1 when batched).
     int lanes() const;
+    // Both CFG branches run as one batch-2 graph per Euler step (CFG on and
+    // cfg_batch_enabled() when this Token2Mel was built).
+    bool cfg_batched() const;
 
     // Throws rtf::Error(Usage) unless `window` is a valid graph length for `last`.
     static void check_window(int window, bool last);
