@@ -66,7 +66,15 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
 // input frames of conv1 and conv2; *new_att as dit_attention's *new_kv (when asked).
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
                        ggml_tensor *mod, ggml_tensor *att_cache, ggml_tensor *cnn_cache, int n_heads, int head_dim,
-                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys, ggml_tensor **new_att = nullptr);
+                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys, ggml_tensor **new_att = nullptr,
+                       bool cpu_ops = true);
+
+// Mish z·tanh(ln(1 + e^z)) elementwise on a contiguous F32 tensor, as one custom op (CPU
+// backend only) with a vectorised exponential: within ~1e-6 of the reference's float
+// exp/log/tanh chain (token2mel-blocks.cpp says where they differ).
+ggml_tensor *mish(ggml_context *ctx, ggml_tensor *x);
+// The reference's own op chain z·tanh(log(exp(z) + 1)), on any backend.
+ggml_tensor *mish_chain(ggml_context *ctx, ggml_tensor *x);
 
 // ---------------- flow-matching solver (spec §3.5, host side)
 

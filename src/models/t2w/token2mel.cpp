@@ -114,6 +114,7 @@ struct Token2Mel::Impl {
     // (G = 1 group of B branches), else one graph per branch (G = B groups of 1), as lanes.
     bool batch = false;
     int G = 1, per_group = 1;
+    bool cpu = true;  // token2mel runs on the CPU backend: CPU custom ops allowed
     std::vector<Lane> lanes;
     std::unique_ptr<Resident> konst;  // per step: adaLN vectors of every block, final-layer modulation
     std::vector<ggml_tensor *> ada, fin;  // [9h, depth], [2h]
@@ -123,7 +124,7 @@ struct Token2Mel::Impl {
     int64_t graphs_built = 0;
 
     Impl(const T2wModel &model, const T2wConfig &c, int steps) : m(model), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
-        const bool cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
+        cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
         batch = B == 2 && cfg_batch_enabled();
         G = batch ? 1 : B;
         per_group = batch ? B : 1;
@@ -335,7 +336,7 @@ struct Token2Mel::Impl {
             ggml_tensor *cnn = ggml_view_3d(ctx, g->cnn_in, 2 * h, 2, nb, g->cnn_in->nb[1], g->cnn_in->nb[3],
                                             static_cast<size_t>(blk) * g->cnn_in->nb[2]);
             ggml_tensor *nc = nullptr;
-            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc);
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu);
             ggml_set_output(nc);
             ggml_build_forward_expand(g->gf, nc);
             g->new_cnn.push_back(nc);  // [2h, 2, nb]
