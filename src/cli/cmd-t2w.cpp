@@ -291,7 +291,7 @@ static void add_t2w_command(CLI::App &app, Action &action) {
                                           "timings; RTF_T2W_PROFILE_OPS=1 time per graph and ggml op (node by node: "
                                           "for shares, slower than a normal run); RTF_T2W_WARM_RUN=0 builds the graphs at load without the "
                                           "warm-up run of the first window (shows what the first window pays cold); "
-                                          "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times; RTF_T2W_PACKED=0 ggml's mul_mat instead of the packed AVX-512F GEMM for F32 weights (A/B, or to rule it out); RTF_T2W_CFG_BATCH=0 the two CFG branches as two graphs per Euler step (one per thread) instead of one batch-2 graph that reads each DiT weight once per step");
+                                          "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times; RTF_T2W_PACKED=0 ggml's mul_mat instead of the packed AVX-512F GEMM for F32 weights (A/B, or to rule it out); RTF_T2W_CFG_BATCH=1|0 forces the two CFG branches into one batch-2 graph per Euler step (each DiT weight read once per step; a thread barrier per node) or two graphs on two threads (default with >= 2 token2mel threads)");
     sub->add_option("--models", o->models, "Kit dir containing token2wav-gguf/, or that dir itself")->required();
     auto *tok = sub->add_option("--tokens", o->tokens_file, "File of audio codes 0..6560 (whitespace/comma separated)");
     auto *rnd = sub->add_option("--random", o->random_n, "Use N seeded random codes instead of --tokens")->check(CLI::Range(0, 1000000));

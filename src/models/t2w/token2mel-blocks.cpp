@@ -121,7 +121,7 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 }
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
-                           int Hd, int dh, int max_keys, ggml_tensor **new_kv) {
+                           int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache) {
     // Batch B = m->ne[2] (the CFG branches of one Euler step): every view and product below
     // keeps the batch in ne[3], so a branch's queries only ever meet its own keys.
     const int64_t h = static_cast<int64_t>(Hd) * dh;
@@ -137,6 +137,25 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
     if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd, B]: what a prompt cache holds (spec §3.9)
+    if (cache && vt_cache && T + L <= max_keys) {
+        // The same products without copying the cache: scores against the current keys and
+        // against the cached keys read in place, joined ([current ; cached], T+L per row,
+        // the order of the concatenated keys below), and the values from vt_cache, whose
+        // last L columns already hold V^T of the cache: the current V^T is written into the
+        // T columns before them, and the product reads [current ; cached] in one view.
+        const int64_t R = vt_cache->ne[0];
+        ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
+        ggml_tensor *sc = ggml_concat(ctx, ggml_mul_mat(ctx, k, q), ggml_mul_mat(ctx, kc, q), 0);  // [T+L, T, Hd, B]
+        sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
+        sc = ggml_soft_max(ctx, sc);
+        const size_t col0 = static_cast<size_t>(R - L - T) * sizeof(float);
+        ggml_tensor *slot = ggml_view_4d(ctx, vt_cache, T, dh, Hd, B, vt_cache->nb[1], vt_cache->nb[2], vt_cache->nb[3], col0);
+        ggml_tensor *cur = ggml_cpy(ctx, ggml_permute(ctx, vv, 1, 0, 2, 3), slot);  // V^T of the current frames
+        ggml_tensor *vfull = ggml_view_4d(ctx, cur, T + L, dh, Hd, B, vt_cache->nb[1], vt_cache->nb[2], vt_cache->nb[3], 0);
+        ggml_tensor *o = ggml_mul_mat(ctx, vfull, sc);  // [dh, T, Hd, B]
+        o = ggml_reshape_3d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T, B);
+        return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
+    }
     ggml_tensor *kt = k, *vt = vv;                     // [dh, T+L, Hd, B]
     if (cache) {
         ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
@@ -159,7 +178,7 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
 
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
                        ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys,
-                       ggml_tensor **new_att, bool cpu_ops) {
+                       ggml_tensor **new_att, bool cpu_ops, ggml_tensor *vt_cache) {
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = hx->ne[1];
     auto chunk = [&](int j) { return ggml_view_1d(ctx, mod, h, static_cast<size_t>(j) * h * sizeof(float)); };
@@ -168,7 +187,7 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
         return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
     };
     // attention (keys/values = [current ; prompt cache])
-    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att);
+    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache);
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);
@@ -189,6 +208,14 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     y = ggml_gelu(ctx, y);
     y = linear(ctx, y, w.mm(p + "mlp.fc2.weight"), w.get(p + "mlp.fc2.bias"));
     return ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
+}
+
+void fill_vt_cache(const float *kv, int L, int H, int dh, float *vt, int R) {
+    for (int hh = 0; hh < H; ++hh)
+        for (int l = 0; l < L; ++l)
+            for (int d = 0; d < dh; ++d) {
+                vt[(static_cast<size_t>(hh) * dh + d) * R + (R - L + l)] = kv[(static_cast<size_t>(hh) * L + l) * 2 * dh + dh + d];
+            }
 }
 
 std::vector<float> flow_time_span(int N) {

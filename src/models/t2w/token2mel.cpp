@@ -28,18 +28,22 @@
 // its CPU time spinning in the per-node OpenMP barriers of ggml-cpu (partner thread
 // preempted => the other spins for milliseconds), so 2 threads used 6× the CPU of 1
 // thread and were slower in wall time too. Hence:
-//   1. The two CFG branches are independent until the Euler update. Default (batch-2
-//      CFG, issue 13): one graph per Euler step carries both branches as a batch dimension
-//      (activations [C, T, 2]; attention [.., T, H, 2], so no branch sees the other's
-//      keys), so every DiT weight is read once per step and the packed GEMM gets 2x the
-//      tokens; its ops are split over all token2mel threads. With RTF_T2W_CFG_BATCH=0 each
-//      branch gets its own graph per Euler step ("lane"), computed single-threaded on its
-//      own thread, and the lanes join once per step (5 joins per window instead of one
-//      barrier per node). Per-node barriers are cheap on an idle machine but expensive when
-//      the cores are shared (a preempted partner thread makes the other spin: docs/
-//      measurements.md §5.4), which is why the lane plan stays selectable. The numbers are
-//      the same either way: every product sums each output in the same order whatever the
-//      batch or thread split (tests/t2w: BatchedCfgEqualsTwoSingleBranches).
+//   1. The two CFG branches are independent until the Euler update. Two plans:
+//      - batch-2 CFG (issue 13): one graph per Euler step carries both branches as a batch
+//        dimension (activations [C, T, 2]; attention [.., T, H, 2], so no branch sees the
+//        other's keys): every DiT weight is read once per step and the packed GEMM gets 2x
+//        the tokens; its ops are split over all token2mel threads (a barrier per node).
+//      - lanes: each branch gets its own graph per Euler step, computed single-threaded on
+//        its own thread; the lanes join once per step (5 joins per window instead of a
+//        barrier per node, ~1000 per pass).
+//      Per-node barriers are cheap on an idle machine, but when the cores are shared a
+//      preempted partner thread makes the other spin in ggml's OpenMP barrier for a time
+//      slice: measured on the 2-core CI machine under load, batch-2 on 2 threads ran
+//      token2mel 4-25x slower than the lanes (docs/measurements.md §5.4). So by default
+//      batch-2 runs where there are no barriers to pay (1 thread, or a non-CPU device) and
+//      the lanes with >= 2 CPU threads; RTF_T2W_CFG_BATCH=1/0 forces either (A/B). The
+//      numbers are the same either way: every product sums each output in the same order
+//      whatever the batch or thread split (tests/t2w: BatchedCfgEqualsTwoSingleBranches).
 //   2. Graphs are built once per window shape and reused; the adaLN modulation vectors
 //      (functions of the Euler step only) are computed once at construction.
 //   3. The DiT prompt attention cache is read in place from the model buffer (views).
@@ -118,6 +122,11 @@ struct Token2Mel::Impl {
     std::vector<Lane> lanes;
     std::unique_ptr<Resident> konst;  // per step: adaLN vectors of every block, final-layer modulation
     std::vector<ggml_tensor *> ada, fin;  // [9h, depth], [2h]
+    // Per (step, block): V^T of the DiT prompt attention cache, [R, dh, H, B] with R = the
+    // longest window's Tm + L, the cache in the last L columns (blocks::dit_attention's
+    // vt_cache): built once, so no DiT pass concatenates or transposes the cache.
+    std::unique_ptr<Resident> vt_res;
+    std::vector<ggml_tensor *> vt;
     ggml_tensor *spk = nullptr;
     std::vector<float> t_span;
     std::map<std::pair<int, bool>, Variant> vars;  // (graph tokens, last) -> shape
@@ -125,7 +134,7 @@ struct Token2Mel::Impl {
 
     Impl(const T2wModel &model, const T2wConfig &c, int steps) : m(model), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
         cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
-        batch = B == 2 && cfg_batch_enabled();
+        batch = B == 2 && cfg_batch_enabled(cfg.threads_t2m, cpu);
         G = batch ? 1 : B;
         per_group = batch ? B : 1;
         const int n_lanes = (G == 2 && cpu && cfg.threads_t2m >= 2) ? 2 : 1;
@@ -137,10 +146,12 @@ struct Token2Mel::Impl {
         }
         t_span = blocks::flow_time_span(N);
         build_constants();
+        build_vt_cache();
     }
     ~Impl() {
         vars.clear();
         konst.reset();
+        vt_res.reset();
         for (auto &ln : lanes) ggml_backend_free(ln.backend);
     }
 
@@ -180,6 +191,25 @@ struct Token2Mel::Impl {
         for (int s = 0; s < N; ++s) ggml_backend_tensor_set(tts[s], &t_span[s], 0, sizeof(float));
         if (compute_graph(lanes[0].backend, g.gf, "dit-modulation") != GGML_STATUS_SUCCESS) {
             throw_runtime("t2w: token2mel: DiT modulation graph compute failed on " + std::string(ggml_backend_name(lanes[0].backend)));
+        }
+    }
+
+    void build_vt_cache() {
+        const DitDims &D = m.dit_dims();
+        const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
+        const int R = m.enc_dims().up_rate * kWindowTokens + L;
+        ggml_tensor *est_att = m.est_att_cache();
+        vt_res = std::make_unique<Resident>(static_cast<size_t>(N) * D.depth);
+        for (int i = 0; i < N * D.depth; ++i) vt.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, R, dh, Hd, B));
+        vt_res->alloc(lanes[0].backend, "the DiT attention cache's V^T");
+        std::vector<float> kv(static_cast<size_t>(2) * dh * L * Hd), host(static_cast<size_t>(R) * dh * Hd, 0.0f);
+        for (int slot = 0; slot < N * D.depth; ++slot) {
+            for (int b = 0; b < B; ++b) {
+                const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b) * est_att->nb[3];
+                ggml_backend_tensor_get(est_att, kv.data(), off, kv.size() * sizeof(float));
+                blocks::fill_vt_cache(kv.data(), L, Hd, dh, host.data(), R);
+                ggml_backend_tensor_set(vt[slot], host.data(), static_cast<size_t>(b) * vt[slot]->nb[3], host.size() * sizeof(float));
+            }
         }
     }
 
@@ -335,8 +365,10 @@ struct Token2Mel::Impl {
             ggml_tensor *att = ggml_view_4d(ctx, est_att, 2 * dh, L, Hd, nb, est_att->nb[1], est_att->nb[2], est_att->nb[3], off);
             ggml_tensor *cnn = ggml_view_3d(ctx, g->cnn_in, 2 * h, 2, nb, g->cnn_in->nb[1], g->cnn_in->nb[3],
                                             static_cast<size_t>(blk) * g->cnn_in->nb[2]);
+            ggml_tensor *vtc = ggml_view_4d(ctx, vt[slot], vt[slot]->ne[0], dh, Hd, nb, vt[slot]->nb[1], vt[slot]->nb[2],
+                                            vt[slot]->nb[3], static_cast<size_t>(b0) * vt[slot]->nb[3]);
             ggml_tensor *nc = nullptr;
-            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu);
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu, vtc);
             ggml_set_output(nc);
             ggml_build_forward_expand(g->gf, nc);
             g->new_cnn.push_back(nc);  // [2h, 2, nb]
@@ -375,9 +407,11 @@ int Token2Mel::lanes() const { return static_cast<int>(impl_->lanes.size()); }
 
 bool Token2Mel::cfg_batched() const { return impl_->batch; }
 
-bool cfg_batch_enabled() {
+bool cfg_batch_enabled(int threads_t2m, bool cpu) {
     const char *e = std::getenv("RTF_T2W_CFG_BATCH");
-    return !(e && std::strcmp(e, "0") == 0);
+    if (e && std::strcmp(e, "1") == 0) return true;
+    if (e && std::strcmp(e, "0") == 0) return false;
+    return threads_t2m < 2 || !cpu;
 }
 
 int64_t Token2Mel::graphs_built() const { return impl_->graphs_built; }

@@ -11,13 +11,15 @@
 //   - Everything that does not depend on the window (time-step embeddings and all adaLN
 //     modulations per step, the relative-position tables) is computed once at
 //     construction and kept resident; the DiT prompt attention cache is read in place.
-//   - With CFG, both branches run as one batch-2 graph per Euler step ("batch-2 CFG": the
-//     branch is a batch dimension, ne[2] of the activations, so every DiT weight is read
-//     once per step and each product has 2x the tokens), split over threads_t2m ggml threads.
-//     RTF_T2W_CFG_BATCH=0 selects the previous plan instead: one graph per (step, branch),
-//     and with threads_t2m >= 2 on a CPU device the two branches as two independent
-//     computations on two threads (threads_t2m/2 ggml threads each), joined once per Euler
-//     step. Both plans give the same numbers (the batch never mixes branches; tests/t2w).
+//   - With CFG, the two branches run either as one batch-2 graph per Euler step ("batch-2
+//     CFG": the branch is a batch dimension, ne[2] of the activations, so every DiT weight is
+//     read once per step and each product has 2x the tokens), split over threads_t2m ggml
+//     threads, or ("lanes") as one graph per (step, branch), the two branches as two
+//     independent computations on two threads (threads_t2m/2 ggml threads each) joined once
+//     per Euler step. Default: batch-2 with 1 thread or a non-CPU device, lanes with >= 2
+//     CPU threads (a batch graph pays one thread barrier per node, which costs a time
+//     slice whenever the cores are shared: token2mel.cpp, "Execution plan").
+//     RTF_T2W_CFG_BATCH=1 / =0 forces batch-2 / lanes. Both give the same numbers.
 //
 // RTF_T2W_DEBUG_MEM=1 prints the graph activation buffer sizes when a shape is built.
 // Not thread-safe: one Token2Mel per stream (it owns backends, graphs and allocators).
@@ -32,9 +34,10 @@
 
 namespace rtf::t2w {
 
-// Batch-2 CFG is on unless the environment variable RTF_T2W_CFG_BATCH is "0" (read when a
-// Token2Mel is constructed; `rtf t2w --help` names it). For A/B against the two-graph plan.
-bool cfg_batch_enabled();
+// Whether a Token2Mel with CFG runs batch-2 CFG: RTF_T2W_CFG_BATCH=1 yes, =0 no (the
+// lanes), else yes when threads_t2m < 2 or the device is not the CPU. Read when a Token2Mel
+// is constructed; `rtf t2w --help` names it.
+bool cfg_batch_enabled(int threads_t2m, bool cpu);
 
 // Per-stream token2mel state (spec §3.7); starts as the prompt cache.
 struct Token2MelState {
@@ -73,7 +76,7 @@ public:
     // Number of parallel CFG-branch lanes in use (1 or 2; 1 when batched).
     int lanes() const;
     // Both CFG branches run as one batch-2 graph per Euler step (CFG on and
-    // cfg_batch_enabled() when this Token2Mel was built).
+    // cfg_batch_enabled(...) when this Token2Mel was built).
     bool cfg_batched() const;
 
     // Throws rtf::Error(Usage) unless `window` is a valid graph length for `last`.
