@@ -458,11 +458,20 @@ TEST(T2wBlocks, DitAttention) {
         ggml_tensor *all = n.input({2 * dh, L, Hd * slots}, 1.0);
         ggml_tensor *att = ggml_view_3d(n.ctx, all, 2 * dh, L, Hd, all->nb[1], all->nb[2], static_cast<size_t>(slot) * Hd * all->nb[2]);
         ggml_tensor *o = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys);
-        auto got = n.run({o});
         const Vec av = n.host(all);
         const size_t per = static_cast<size_t>(2) * dh * L * Hd;
         const Vec cache(av.begin() + static_cast<long>(per * slot), av.begin() + static_cast<long>(per * (slot + 1)));
+        // the engine's path: cached keys read in place, V^T of the cache prepared once (3
+        // spare columns in front, as a shorter window leaves them)
+        const int R = T + L + 3;
+        const std::vector<float> kv(cache.begin(), cache.end());
+        std::vector<float> vtv(static_cast<size_t>(R) * dh * Hd, -7.0f);
+        blocks::fill_vt_cache(kv.data(), L, Hd, dh, vtv.data(), R);
+        ggml_tensor *vt = n.input({R, dh, Hd}, vtv);
+        ggml_tensor *o_vt = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, vt);
+        auto got = n.run({o, o_vt});
         expect_match("DiT attention output", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
+        expect_match("DiT attention output (V^T cache)", got[1], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         if (max_keys < T + L) {
             expect_discriminates("no key limit", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, 1 << 20));
             expect_discriminates("[cached ; current] order", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys, false));
