@@ -469,9 +469,15 @@ TEST(T2wBlocks, DitAttention) {
         blocks::fill_vt_cache(kv.data(), L, Hd, dh, vtv.data(), R);
         ggml_tensor *vt = n.input({R, dh, Hd}, vtv);
         ggml_tensor *o_vt = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, vt);
-        auto got = n.run({o, o_vt});
+        std::vector<float> kbv(vtv.size(), -7.0f);
+        blocks::fill_k_cache(kv.data(), L, Hd, dh, kbv.data(), R);
+        ggml_tensor *vt2 = n.input({R, dh, Hd}, vtv);
+        ggml_tensor *kb = n.input({dh, R, Hd}, kbv);
+        ggml_tensor *o_k = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, vt2, kb);
+        auto got = n.run({o, o_vt, o_k});
         expect_match("DiT attention output", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         expect_match("DiT attention output (V^T cache)", got[1], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
+        expect_match("DiT attention output (K, V^T caches)", got[2], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         if (max_keys < T + L) {
             expect_discriminates("no key limit", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, 1 << 20));
             expect_discriminates("[cached ; current] order", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys, false));

@@ -121,7 +121,7 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 }
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
-                           int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache) {
+                           int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache, ggml_tensor *k_cache) {
     // Batch B = m->ne[2] (the CFG branches of one Euler step): every view and product below
     // keeps the batch in ne[3], so a branch's queries only ever meet its own keys.
     const int64_t h = static_cast<int64_t>(Hd) * dh;
@@ -144,8 +144,17 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
         // last L columns already hold V^T of the cache: the current V^T is written into the
         // T columns before them, and the product reads [current ; cached] in one view.
         const int64_t R = vt_cache->ne[0];
-        ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
-        ggml_tensor *sc = ggml_concat(ctx, ggml_mul_mat(ctx, k, q), ggml_mul_mat(ctx, kc, q), 0);  // [T+L, T, Hd, B]
+        ggml_tensor *sc = nullptr;  // [T+L, T, Hd, B]
+        if (k_cache) {  // the current K written in front of the cached K: one contiguous [current ; cached]
+            const int64_t RK = k_cache->ne[1];
+            ggml_tensor *kslot = ggml_view_4d(ctx, k_cache, dh, T, Hd, B, k_cache->nb[1], k_cache->nb[2], k_cache->nb[3],
+                                              static_cast<size_t>(RK - L - T) * k_cache->nb[1]);
+            ggml_tensor *kcur = ggml_cpy(ctx, k, kslot);
+            sc = ggml_mul_mat(ctx, ggml_view_4d(ctx, kcur, dh, T + L, Hd, B, k_cache->nb[1], k_cache->nb[2], k_cache->nb[3], 0), q);
+        } else {
+            ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
+            sc = ggml_concat(ctx, ggml_mul_mat(ctx, k, q), ggml_mul_mat(ctx, kc, q), 0);
+        }
         sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
         sc = ggml_soft_max(ctx, sc);
         const size_t col0 = static_cast<size_t>(R - L - T) * sizeof(float);
@@ -178,7 +187,7 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
 
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
                        ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys,
-                       ggml_tensor **new_att, bool cpu_ops, ggml_tensor *vt_cache) {
+                       ggml_tensor **new_att, bool cpu_ops, ggml_tensor *vt_cache, ggml_tensor *k_cache) {
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = hx->ne[1];
     auto chunk = [&](int j) { return ggml_view_1d(ctx, mod, h, static_cast<size_t>(j) * h * sizeof(float)); };
@@ -187,7 +196,7 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
         return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
     };
     // attention (keys/values = [current ; prompt cache])
-    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache);
+    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache, k_cache);
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);
@@ -215,6 +224,14 @@ void fill_vt_cache(const float *kv, int L, int H, int dh, float *vt, int R) {
         for (int l = 0; l < L; ++l)
             for (int d = 0; d < dh; ++d) {
                 vt[(static_cast<size_t>(hh) * dh + d) * R + (R - L + l)] = kv[(static_cast<size_t>(hh) * L + l) * 2 * dh + dh + d];
+            }
+}
+
+void fill_k_cache(const float *kv, int L, int H, int dh, float *kb, int R) {
+    for (int hh = 0; hh < H; ++hh)
+        for (int l = 0; l < L; ++l)
+            for (int d = 0; d < dh; ++d) {
+                kb[(static_cast<size_t>(hh) * R + (R - L + l)) * dh + d] = kv[(static_cast<size_t>(hh) * L + l) * 2 * dh + d];
             }
 }
 

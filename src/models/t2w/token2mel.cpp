@@ -125,8 +125,9 @@ struct Token2Mel::Impl {
     // Per (step, block): V^T of the DiT prompt attention cache, [R, dh, H, B] with R = the
     // longest window's Tm + L, the cache in the last L columns (blocks::dit_attention's
     // vt_cache): built once, so no DiT pass concatenates or transposes the cache.
+    // Likewise K of the cache, [dh, R, H, B], the cache in the last L rows.
     std::unique_ptr<Resident> vt_res;
-    std::vector<ggml_tensor *> vt;
+    std::vector<ggml_tensor *> vt, kc;
     ggml_tensor *spk = nullptr;
     std::vector<float> t_span;
     std::map<std::pair<int, bool>, Variant> vars;  // (graph tokens, last) -> shape
@@ -199,16 +200,22 @@ struct Token2Mel::Impl {
         const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
         const int R = m.enc_dims().up_rate * kWindowTokens + L;
         ggml_tensor *est_att = m.est_att_cache();
-        vt_res = std::make_unique<Resident>(static_cast<size_t>(N) * D.depth);
-        for (int i = 0; i < N * D.depth; ++i) vt.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, R, dh, Hd, B));
-        vt_res->alloc(lanes[0].backend, "the DiT attention cache's V^T");
-        std::vector<float> kv(static_cast<size_t>(2) * dh * L * Hd), host(static_cast<size_t>(R) * dh * Hd, 0.0f);
+        vt_res = std::make_unique<Resident>(static_cast<size_t>(2) * N * D.depth);
+        for (int i = 0; i < N * D.depth; ++i) {
+            vt.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, R, dh, Hd, B));
+            kc.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, dh, R, Hd, B));
+        }
+        vt_res->alloc(lanes[0].backend, "the DiT attention cache's K and V^T");
+        std::vector<float> kv(static_cast<size_t>(2) * dh * L * Hd), host(static_cast<size_t>(R) * dh * Hd, 0.0f),
+            hostk(host.size(), 0.0f);
         for (int slot = 0; slot < N * D.depth; ++slot) {
             for (int b = 0; b < B; ++b) {
                 const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b) * est_att->nb[3];
                 ggml_backend_tensor_get(est_att, kv.data(), off, kv.size() * sizeof(float));
                 blocks::fill_vt_cache(kv.data(), L, Hd, dh, host.data(), R);
                 ggml_backend_tensor_set(vt[slot], host.data(), static_cast<size_t>(b) * vt[slot]->nb[3], host.size() * sizeof(float));
+                blocks::fill_k_cache(kv.data(), L, Hd, dh, hostk.data(), R);
+                ggml_backend_tensor_set(kc[slot], hostk.data(), static_cast<size_t>(b) * kc[slot]->nb[3], hostk.size() * sizeof(float));
             }
         }
     }
@@ -367,8 +374,10 @@ struct Token2Mel::Impl {
                                             static_cast<size_t>(blk) * g->cnn_in->nb[2]);
             ggml_tensor *vtc = ggml_view_4d(ctx, vt[slot], vt[slot]->ne[0], dh, Hd, nb, vt[slot]->nb[1], vt[slot]->nb[2],
                                             vt[slot]->nb[3], static_cast<size_t>(b0) * vt[slot]->nb[3]);
+            ggml_tensor *kcc = ggml_view_4d(ctx, kc[slot], dh, kc[slot]->ne[1], Hd, nb, kc[slot]->nb[1], kc[slot]->nb[2],
+                                            kc[slot]->nb[3], static_cast<size_t>(b0) * kc[slot]->nb[3]);
             ggml_tensor *nc = nullptr;
-            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu, vtc);
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu, vtc, kcc);
             ggml_set_output(nc);
             ggml_build_forward_expand(g->gf, nc);
             g->new_cnn.push_back(nc);  // [2h, 2, nb]
