@@ -10,7 +10,9 @@
 //     (Euler step, CFG branch); the Euler update itself runs on the host.
 //   - Everything that does not depend on the window (time-step embeddings and all adaLN
 //     modulations per step, the relative-position tables) is computed once at
-//     construction and kept resident; the DiT prompt attention cache is read in place.
+//     construction and kept resident; the DiT prompt attention cache's K and V^T
+//     are copied once into per-stream buffers with room in front for the current frames
+//     (~190 MiB at full shape), so no DiT pass concatenates or transposes the cache.
 //   - With CFG, the two branches run either as one batch-2 graph per Euler step ("batch-2
 //     CFG": the branch is a batch dimension, ne[2] of the activations, so every DiT weight is
 //     read once per step and each product has 2x the tokens), split over threads_t2m ggml
