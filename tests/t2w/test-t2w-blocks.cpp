@@ -458,11 +458,26 @@ TEST(T2wBlocks, DitAttention) {
         ggml_tensor *all = n.input({2 * dh, L, Hd * slots}, 1.0);
         ggml_tensor *att = ggml_view_3d(n.ctx, all, 2 * dh, L, Hd, all->nb[1], all->nb[2], static_cast<size_t>(slot) * Hd * all->nb[2]);
         ggml_tensor *o = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys);
-        auto got = n.run({o});
         const Vec av = n.host(all);
         const size_t per = static_cast<size_t>(2) * dh * L * Hd;
         const Vec cache(av.begin() + static_cast<long>(per * slot), av.begin() + static_cast<long>(per * (slot + 1)));
+        // the engine's path: cached keys read in place, V^T of the cache prepared once (3
+        // spare columns in front, as a shorter window leaves them)
+        const int R = T + L + 3;
+        const std::vector<float> kv(cache.begin(), cache.end());
+        std::vector<float> vtv(static_cast<size_t>(R) * dh * Hd, -7.0f);
+        blocks::fill_vt_cache(kv.data(), L, Hd, dh, vtv.data(), R);
+        ggml_tensor *vt = n.input({R, dh, Hd}, vtv);
+        ggml_tensor *o_vt = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, vt);
+        std::vector<float> kbv(vtv.size(), -7.0f);
+        blocks::fill_k_cache(kv.data(), L, Hd, dh, kbv.data(), R);
+        ggml_tensor *vt2 = n.input({R, dh, Hd}, vtv);
+        ggml_tensor *kb = n.input({dh, R, Hd}, kbv);
+        ggml_tensor *o_k = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, vt2, kb);
+        auto got = n.run({o, o_vt, o_k});
         expect_match("DiT attention output", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
+        expect_match("DiT attention output (V^T cache)", got[1], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
+        expect_match("DiT attention output (K, V^T caches)", got[2], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         if (max_keys < T + L) {
             expect_discriminates("no key limit", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, 1 << 20));
             expect_discriminates("[cached ; current] order", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys, false));
@@ -551,6 +566,28 @@ TEST(T2wBlocks, DitBlock) {
 // Flow-matching solver: the time schedule t_i = 1 - cos(πi/(2N)) and one Euler step with
 // classifier-free guidance, x += (t_{i+1} - t_i)·((1+r)·f_cond - r·f_uncond), r = 0.7; and
 // without guidance x += dt·f_cond.
+// The fused Mish (one custom op, one vectorised exponential) against double precision and
+// against the reference's float op chain exp -> +1 -> log -> tanh, over the range a DiT conv
+// block sees and beyond (overflow, underflow, ±0). Bound: |got - exact| <= 2e-6·(1 + |z|).
+TEST(T2wBlocks, MishFusedMatchesExactAndChain) {
+    std::vector<float> z;
+    for (int i = -2000; i <= 2000; ++i) z.push_back(static_cast<float>(i) * 0.01f);  // [-20, 20] step 0.01
+    for (float v : {-1000.0f, -100.0f, -88.0f, -87.5f, -50.0f, -0.0f, 0.0f, 1e-30f, 25.0f, 88.0f, 89.0f, 1000.0f}) z.push_back(v);
+    Net n(41);
+    ggml_tensor *x = n.input({static_cast<int64_t>(z.size())}, z);
+    const auto got = n.run({blocks::mish(n.ctx, x), blocks::mish_chain(n.ctx, x)});
+    double worst = 0, worst_chain = 0;
+    for (size_t i = 0; i < z.size(); ++i) {
+        const double exact = mish(z[i]);
+        ASSERT_TRUE(std::isfinite(got[0][i])) << "z=" << z[i];
+        worst = std::max(worst, std::fabs(got[0][i] - exact) / (1.0 + std::fabs(exact)));
+        if (std::fabs(z[i]) <= 20) worst_chain = std::max(worst_chain, std::fabs(got[0][i] - got[1][i]) / (1.0 + std::fabs(exact)));
+    }
+    std::printf("  fused Mish: max |got-exact|/(1+|exact|) = %.3g, vs the float op chain %.3g\n", worst, worst_chain);
+    EXPECT_LE(worst, 2e-6);
+    EXPECT_LE(worst_chain, 2e-6);
+}
+
 TEST(T2wBlocks, EulerStepWithCfg) {
     for (const int N : {1, 5, 10}) {
         const auto t = blocks::flow_time_span(N);

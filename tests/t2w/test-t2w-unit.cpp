@@ -21,6 +21,7 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-ops.h"
 #include "models/t2w/t2w-stream.h"
+#include "models/t2w/token2mel.h"
 #include "common/scratch-dir.h"
 #include "quality/audio-checks.h"
 #include "quality/equivalence.h"
@@ -463,6 +464,60 @@ TEST_F(TinyKit, TwoLanesEqualOneThread) {
     auto pb = b.push(toks, true);
     ASSERT_FALSE(pa.empty());
     EXPECT_EQ(pa, pb);
+}
+
+// Batch-2 CFG (issue 13): both CFG branches as one graph per Euler step give what the two
+// single-branch graphs give, for the mel and for every streaming cache (the per-branch
+// DiT conv caches included), on non-last and last windows, with 1 and 2 threads. Bound:
+// max |difference| <= 1e-5 absolute (mel values here are O(1)); in practice the
+// difference is 0, since every product sums in the same order whatever the batch. A batch
+// that mixed the branches (attention across them, or a branch's cache swapped) gives
+// differences of O(0.1).
+TEST_F(TinyKit, BatchedCfgEqualsTwoSingleBranches) {
+    const char *prev = std::getenv("RTF_T2W_CFG_BATCH");
+    const std::string saved = prev ? prev : "";
+    auto max_diff = [](const std::vector<float> &a, const std::vector<float> &b) {
+        EXPECT_EQ(a.size(), b.size());
+        double d = 0.0;
+        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) d = std::max(d, std::fabs(static_cast<double>(a[i]) - b[i]));
+        return d;
+    };
+    for (int threads : {1, 2}) {
+        T2wConfig cfg = base();
+        cfg.threads_t2m = threads;
+        setenv("RTF_T2W_CFG_BATCH", "1", 1);
+        Token2Mel batched(*model, cfg);
+        setenv("RTF_T2W_CFG_BATCH", "0", 1);
+        Token2Mel single(*model, cfg);
+        if (prev) setenv("RTF_T2W_CFG_BATCH", saved.c_str(), 1); else unsetenv("RTF_T2W_CFG_BATCH");
+        EXPECT_TRUE(batched.cfg_batched());
+        EXPECT_FALSE(single.cfg_batched());
+        EXPECT_EQ(batched.lanes(), 1);
+        EXPECT_EQ(single.lanes(), threads >= 2 ? 2 : 1);
+        Token2MelState sa, sb;
+        sa.reset(*model);
+        sb.reset(*model);
+        const auto toks = tokens(3 * kWindowTokens, 11 + static_cast<unsigned>(threads));
+        for (int w = 0; w < 3; ++w) {
+            const bool last = w == 2;
+            const std::vector<int32_t> win(toks.begin() + w * kWindowTokens,
+                                           toks.begin() + w * kWindowTokens + (last ? 13 : kWindowTokens));
+            PartTimes ta, tb;
+            const auto ma = batched.run(win, last, sa, ta);
+            const auto mb = single.run(win, last, sb, tb);
+            ASSERT_FALSE(ma.empty());
+            EXPECT_LE(max_diff(ma, mb), 1e-5) << "mel, window " << w << ", " << threads << " thread(s)";
+            EXPECT_LE(max_diff(sa.est_cnn, sb.est_cnn), 1e-5) << "DiT conv caches, window " << w;
+            EXPECT_LE(max_diff(sa.conf_cnn, sb.conf_cnn), 1e-5) << "encoder conv cache, window " << w;
+            EXPECT_LE(max_diff(sa.conf_att, sb.conf_att), 1e-5) << "encoder attention cache, window " << w;
+        }
+        // both branches' conv caches were written (the uncond half is not the prompt's any more)
+        const auto fresh = model->estimator_cnn_cache();
+        const size_t half = fresh.size() / 2;
+        EXPECT_GT(max_diff(std::vector<float>(sa.est_cnn.begin() + static_cast<long>(half), sa.est_cnn.end()),
+                           std::vector<float>(fresh.begin() + static_cast<long>(half), fresh.end())),
+                  1e-3);
+    }
 }
 
 // Compute types (issue 13): the matmul weights are converted at load, the F32 originals

@@ -189,6 +189,7 @@ PromptCache build_prompt_cache(const T2wModel &m, const PromptBundle &bundle, co
         ggml_backend_t b;
         ~BackendFree() { ggml_backend_free(b); }
     } be_guard{be};
+    const bool cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;  // CPU custom ops allowed
 
     PromptCache out;
     out.n_timesteps = N;
@@ -321,7 +322,8 @@ PromptCache build_prompt_cache(const T2wModel &m, const PromptBundle &bundle, co
             const std::string p = "estimator.blocks." + std::to_string(blk) + ".";
             ggml_tensor *mod = linear(ctx, c_silu, wf.mm(p + "adaLN_modulation.1.weight"), wf.get(p + "adaLN_modulation.1.bias"));
             mod = ggml_reshape_1d(ctx, mod, 9 * h);
-            hx = blocks::dit_block(ctx, wf, p, hx, mod, nullptr, cnn0, Hd, dh, &blk_cnn[blk], blocks::kDitMaxKeys, &blk_att[blk]);
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, nullptr, cnn0, Hd, dh, &blk_cnn[blk], blocks::kDitMaxKeys, &blk_att[blk],
+                                  cpu);
         }
         ggml_tensor *fm = ggml_reshape_1d(ctx, linear(ctx, c_silu, wf.mm("estimator.final_layer.adaLN_modulation.1.weight"),
                                                       wf.get("estimator.final_layer.adaLN_modulation.1.bias")), 2 * h);

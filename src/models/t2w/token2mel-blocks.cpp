@@ -1,6 +1,9 @@
 #include "models/t2w/token2mel-blocks.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "models/t2w/t2w-ops.h"
 
@@ -10,6 +13,58 @@ using ops::conv1d_ct;
 using ops::layer_norm;
 using ops::linear;
 using ops::slice_t;
+
+namespace {
+
+// Mish of one row, z·tanh(ln(1 + e^z)), as z·n/(n + 2) with n = e^z·(e^z + 2): the same
+// function (tanh(ln u) = (u² - 1)/(u² + 1), u = 1 + e^z), one exponential instead of exp, log
+// and tanh (ggml's TANH and LOG are scalar libm calls: ~5 % of token2mel's CPU time), in a
+// loop the compiler vectorises. e^z = 2^k·p(r), r = z - k·ln2 (Cody-Waite, ln2 in two
+// floats), p degree 6 (relative error ~2e-7). z is clamped to [-87, 20] inside the
+// exponential: above 20, n/(n + 2) is 1 in float; below -87, Mish is 0 to float precision.
+// More accurate than the reference's float exp → +1 → log → tanh chain for z << 0 (where
+// 1 + e^z rounds), so the two differ there by up to ~1e-6 absolute.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void mish_row(const float *x, float *y, int64_t n) {
+    constexpr float kLog2e = 1.44269504088896341f, kRound = 12582912.0f;  // 1.5 * 2^23
+    constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.42860682030941723e-6f;
+    constexpr float kP2 = 0.5f, kP3 = 0.166666672f, kP4 = 0.0416666679f, kP5 = 0.00833333377f, kP6 = 0.00138888892f;
+    for (int64_t t = 0; t < n; ++t) {
+        const float z = x[t];
+        const float zc = std::min(std::max(z, -87.0f), 20.0f);
+        const float k = (zc * kLog2e + kRound) - kRound;
+        const float r = (zc - k * kLn2Hi) - k * kLn2Lo;
+        const float p = 1.0f + r * (1.0f + r * (kP2 + r * (kP3 + r * (kP4 + r * (kP5 + r * kP6)))));
+        const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
+        float scale;
+        std::memcpy(&scale, &bits, sizeof scale);
+        const float e = p * scale;
+        const float nn = e * (e + 2.0f);
+        y[t] = z * (nn / (nn + 2.0f));
+    }
+}
+
+void mish_kernel(ggml_tensor *dst, const ggml_tensor *a, int ith, int nth, void *) {
+    const int64_t C = a->ne[0], rows = ggml_nrows(a);
+    const int64_t r0 = rows * ith / nth, r1 = rows * (ith + 1) / nth;
+    for (int64_t r = r0; r < r1; ++r) {
+        mish_row(static_cast<const float *>(a->data) + r * C, static_cast<float *>(dst->data) + r * C, C);
+    }
+}
+
+}  // namespace
+
+ggml_tensor *mish(ggml_context *ctx, ggml_tensor *x) {
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    return ggml_map_custom1(ctx, x, mish_kernel, GGML_N_TASKS_MAX, nullptr);
+}
+
+ggml_tensor *mish_chain(ggml_context *ctx, ggml_tensor *x) {
+    return ggml_mul(ctx, x, ggml_tanh(ctx, ggml_log(ctx, ggml_scale_bias(ctx, ggml_exp(ctx, x), 1.0f, 1.0f))));
+}
 
 ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *y, ggml_tensor *cache,
                          ggml_tensor *pe, int Sc, int H, int hd, ggml_tensor **new_cache) {
@@ -66,42 +121,73 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 }
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
-                           int Hd, int dh, int max_keys, ggml_tensor **new_kv) {
+                           int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache, ggml_tensor *k_cache) {
+    // Batch B = m->ne[2] (the CFG branches of one Euler step): every view and product below
+    // keeps the batch in ne[3], so a branch's queries only ever meet its own keys.
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = m->ne[1];
+    const int64_t B = m->ne[2];
     const int64_t L = cache ? cache->ne[1] : 0;
-    ggml_tensor *q = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T);
-    ggml_tensor *k = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T);
-    ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T);
+    ggml_tensor *q = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_q.weight"), w.get(p + "attn.to_q.bias")), dh, Hd, T, B);
+    ggml_tensor *k = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_k.weight"), w.get(p + "attn.to_k.bias")), dh, Hd, T, B);
+    ggml_tensor *vv = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T, B);
     q = layer_norm(ctx, q, w.get(p + "attn.q_norm.weight"), w.get(p + "attn.q_norm.bias"), 1e-5f);
     k = layer_norm(ctx, k, w.get(p + "attn.k_norm.weight"), w.get(p + "attn.k_norm.bias"), 1e-5f);
-    q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd]
+    q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd, B]
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd]: what a prompt cache holds (spec §3.9)
-    ggml_tensor *kt = k, *vt = vv;                     // [dh, T+L, Hd]
+    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd, B]: what a prompt cache holds (spec §3.9)
+    if (cache && vt_cache && T + L <= max_keys) {
+        // The same products without copying the cache: scores against the current keys and
+        // against the cached keys read in place, joined ([current ; cached], T+L per row,
+        // the order of the concatenated keys below), and the values from vt_cache, whose
+        // last L columns already hold V^T of the cache: the current V^T is written into the
+        // T columns before them, and the product reads [current ; cached] in one view.
+        const int64_t R = vt_cache->ne[0];
+        ggml_tensor *sc = nullptr;  // [T+L, T, Hd, B]
+        if (k_cache) {  // the current K written in front of the cached K: one contiguous [current ; cached]
+            const int64_t RK = k_cache->ne[1];
+            ggml_tensor *kslot = ggml_view_4d(ctx, k_cache, dh, T, Hd, B, k_cache->nb[1], k_cache->nb[2], k_cache->nb[3],
+                                              static_cast<size_t>(RK - L - T) * k_cache->nb[1]);
+            ggml_tensor *kcur = ggml_cpy(ctx, k, kslot);
+            sc = ggml_mul_mat(ctx, ggml_view_4d(ctx, kcur, dh, T + L, Hd, B, k_cache->nb[1], k_cache->nb[2], k_cache->nb[3], 0), q);
+        } else {
+            ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
+            sc = ggml_concat(ctx, ggml_mul_mat(ctx, k, q), ggml_mul_mat(ctx, kc, q), 0);
+        }
+        sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
+        sc = ggml_soft_max(ctx, sc);
+        const size_t col0 = static_cast<size_t>(R - L - T) * sizeof(float);
+        ggml_tensor *slot = ggml_view_4d(ctx, vt_cache, T, dh, Hd, B, vt_cache->nb[1], vt_cache->nb[2], vt_cache->nb[3], col0);
+        ggml_tensor *cur = ggml_cpy(ctx, ggml_permute(ctx, vv, 1, 0, 2, 3), slot);  // V^T of the current frames
+        ggml_tensor *vfull = ggml_view_4d(ctx, cur, T + L, dh, Hd, B, vt_cache->nb[1], vt_cache->nb[2], vt_cache->nb[3], 0);
+        ggml_tensor *o = ggml_mul_mat(ctx, vfull, sc);  // [dh, T, Hd, B]
+        o = ggml_reshape_3d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T, B);
+        return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
+    }
+    ggml_tensor *kt = k, *vt = vv;                     // [dh, T+L, Hd, B]
     if (cache) {
-        ggml_tensor *kc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], 0);
-        ggml_tensor *vc = ggml_view_3d(ctx, cache, dh, L, Hd, cache->nb[1], cache->nb[2], dh * sizeof(float));
+        ggml_tensor *kc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], 0);
+        ggml_tensor *vc = ggml_view_4d(ctx, cache, dh, L, Hd, B, cache->nb[1], cache->nb[2], cache->nb[3], dh * sizeof(float));
         kt = ggml_concat(ctx, k, kc, 1);
         vt = ggml_concat(ctx, vv, vc, 1);
     }
     if (T + L > max_keys) {
         const int64_t drop = T + L - max_keys;
-        kt = ggml_cont(ctx, ggml_view_3d(ctx, kt, dh, max_keys, Hd, kt->nb[1], kt->nb[2], drop * kt->nb[1]));
-        vt = ggml_view_3d(ctx, vt, dh, max_keys, Hd, vt->nb[1], vt->nb[2], drop * vt->nb[1]);
+        kt = ggml_cont(ctx, ggml_view_4d(ctx, kt, dh, max_keys, Hd, B, kt->nb[1], kt->nb[2], kt->nb[3], drop * kt->nb[1]));
+        vt = ggml_view_4d(ctx, vt, dh, max_keys, Hd, B, vt->nb[1], vt->nb[2], vt->nb[3], drop * vt->nb[1]);
     }
-    ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, T, Hd]
+    ggml_tensor *sc = ggml_mul_mat(ctx, kt, q);  // [S, T, Hd, B]
     sc = ggml_scale(ctx, sc, 1.0f / std::sqrt(static_cast<float>(dh)));
     sc = ggml_soft_max(ctx, sc);
-    ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, T, Hd]
-    o = ggml_reshape_2d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T);
+    ggml_tensor *o = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_permute(ctx, vt, 1, 0, 2, 3)), sc);  // [dh, T, Hd, B]
+    o = ggml_reshape_3d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T, B);
     return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
 }
 
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
                        ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys,
-                       ggml_tensor **new_att) {
+                       ggml_tensor **new_att, bool cpu_ops, ggml_tensor *vt_cache, ggml_tensor *k_cache) {
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = hx->ne[1];
     auto chunk = [&](int j) { return ggml_view_1d(ctx, mod, h, static_cast<size_t>(j) * h * sizeof(float)); };
@@ -110,20 +196,20 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
         return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
     };
     // attention (keys/values = [current ; prompt cache])
-    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att);
+    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache, k_cache);
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);
-    ggml_tensor *c1 = ggml_cont(ctx, ggml_view_2d(ctx, cnn_cache, h, 2, cnn_cache->nb[1], 0));
-    ggml_tensor *c2 = ggml_cont(ctx, ggml_view_2d(ctx, cnn_cache, h, 2, cnn_cache->nb[1], h * sizeof(float)));
-    ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, T+2]
+    const int64_t B = hx->ne[2];
+    ggml_tensor *c1 = ggml_cont(ctx, ggml_view_3d(ctx, cnn_cache, h, 2, B, cnn_cache->nb[1], cnn_cache->nb[2], 0));
+    ggml_tensor *c2 = ggml_cont(ctx, ggml_view_3d(ctx, cnn_cache, h, 2, B, cnn_cache->nb[1], cnn_cache->nb[2], h * sizeof(float)));
+    ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, T+2, B]
     ggml_tensor *y = conv1d_ct(ctx, in1, w.get(p + "conv.block.1.weight"), w.get(p + "conv.block.1.bias"));
     y = layer_norm(ctx, y, w.get(p + "conv.block.3.weight"), w.get(p + "conv.block.3.bias"), 1e-5f);
-    // Mish as the reference computes it: z·tanh(log(exp(z) + 1))
-    y = ggml_mul(ctx, y, ggml_tanh(ctx, ggml_log(ctx, ggml_scale_bias(ctx, ggml_exp(ctx, y), 1.0f, 1.0f))));
+    y = cpu_ops ? mish(ctx, y) : mish_chain(ctx, y);
     ggml_tensor *in2 = ggml_concat(ctx, c2, y, 1);
     y = conv1d_ct(ctx, in2, w.get(p + "conv.block.6.weight"), w.get(p + "conv.block.6.bias"));
-    *new_cnn = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, T, 2)), ggml_cont(ctx, slice_t(ctx, in2, T, 2)), 0);  // [2h, 2]
+    *new_cnn = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, T, 2)), ggml_cont(ctx, slice_t(ctx, in2, T, 2)), 0);  // [2h, 2, B]
     hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
     // MLP
     ggml_tensor *m2 = modulate(hx, 3, 4);
@@ -131,6 +217,22 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     y = ggml_gelu(ctx, y);
     y = linear(ctx, y, w.mm(p + "mlp.fc2.weight"), w.get(p + "mlp.fc2.bias"));
     return ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
+}
+
+void fill_vt_cache(const float *kv, int L, int H, int dh, float *vt, int R) {
+    for (int hh = 0; hh < H; ++hh)
+        for (int l = 0; l < L; ++l)
+            for (int d = 0; d < dh; ++d) {
+                vt[(static_cast<size_t>(hh) * dh + d) * R + (R - L + l)] = kv[(static_cast<size_t>(hh) * L + l) * 2 * dh + dh + d];
+            }
+}
+
+void fill_k_cache(const float *kv, int L, int H, int dh, float *kb, int R) {
+    for (int hh = 0; hh < H; ++hh)
+        for (int l = 0; l < L; ++l)
+            for (int d = 0; d < dh; ++d) {
+                kb[(static_cast<size_t>(hh) * R + (R - L + l)) * dh + d] = kv[(static_cast<size_t>(hh) * L + l) * 2 * dh + d];
+            }
 }
 
 std::vector<float> flow_time_span(int N) {

@@ -45,23 +45,58 @@ ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std:
 // `w` = flow_matching.gguf (names "estimator.t_embedder.*").
 ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_tensor *t, int freq_dim, int hidden);
 
-// DiT self-attention up to and including proj. m [h, T] (modulated); cache ne =
-// [2·dh, L, H]: per head K‖V of the cached context (null: none, L = 0, the prompt setup).
+// Batch: every DiT builder below takes x / m as [h, T, B] (B = 1, or 2 = both CFG branches
+// of one Euler step in one graph, so each weight is read once per step); caches then carry
+// the batch in their last dimension, and a batch element only ever meets its own keys and
+// cached frames. Each element's numbers are exactly those of a B = 1 graph.
+//
+// DiT self-attention up to and including proj. m [h, T, B] (modulated); cache ne =
+// [2·dh, L, H, B]: per head K‖V of the cached context (null: none, L = 0, the prompt setup).
 // Keys/values = [current ; cached]; when T + L > max_keys only the last max_keys of that
-// sequence are kept. Returns [h, T]; *new_kv (when asked) = K‖V of the current frames,
-// ne = [2·dh, T, H] (K after k_norm): a prompt cache's estimator_att_cache slot (spec §3.9).
+// sequence are kept. Returns [h, T, B]; *new_kv (when asked) = K‖V of the current frames,
+// ne = [2·dh, T, H, B] (K after k_norm): a prompt cache's estimator_att_cache slot (spec §3.9).
+//
+// vt_cache (optional, with a cache): ne = [R, dh, H, B], R >= T + L, whose last L columns
+// hold V^T of the cache (vt_cache[R-L+l][d][hh][b] = V of cached frame l), as
+// fill_vt_cache() fills it. Then the cache is neither concatenated nor transposed per call:
+// the cached keys are read in place, and the current V^T is written into columns
+// [R-L-T, R-L) of vt_cache (so a graph using it must not run concurrently with another
+// graph writing the same tensor). The same dot products over [current ; cached], equal to
+// the concatenating path within float rounding (the strided V^T view may take another
+// ggml kernel path: 1 LSB of 16-bit PCM measured). Ignored when T + L > max_keys.
+// k_cache (optional, with vt_cache): ne = [dh, R, H, B], the cached K in rows [R-L, R)
+// (fill_k_cache); the current K is written into rows [R-L-T, R-L) and the scores are one
+// product over the contiguous rows [R-L-T, R) (else two products, the cached keys read in
+// place from `cache` with its K‖V row stride, joined).
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *m,
                            ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys,
-                           ggml_tensor **new_kv = nullptr);
+                           ggml_tensor **new_kv = nullptr, ggml_tensor *vt_cache = nullptr,
+                           ggml_tensor *k_cache = nullptr);
 
-// One DiT block. x [h, T]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
+// One DiT block. x [h, T, B]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
 // gate_msa, shift_mlp, scale_mlp, gate_mlp, shift_conv, scale_conv, gate_conv); att_cache
-// as dit_attention; cnn_cache ne = [2·h, 2]: the 2 cached input frames of conv1 (channels
-// [0, h)) and conv2 ([h, 2h)). Returns x' [h, T]; *new_cnn ne = [2·h, 2] = the last 2
+// as dit_attention; cnn_cache ne = [2·h, 2, B]: the 2 cached input frames of conv1 (channels
+// [0, h)) and conv2 ([h, 2h)). Returns x' [h, T, B]; *new_cnn ne = [2·h, 2, B] = the last 2
 // input frames of conv1 and conv2; *new_att as dit_attention's *new_kv (when asked).
+// `cpu_ops`: the graph runs on the CPU backend, so CPU custom ops may be used (Mish:
+// mish()); false = plain ggml ops any backend runs. `vt_cache`, `k_cache`: as dit_attention's.
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
                        ggml_tensor *mod, ggml_tensor *att_cache, ggml_tensor *cnn_cache, int n_heads, int head_dim,
-                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys, ggml_tensor **new_att = nullptr);
+                       ggml_tensor **new_cnn, int max_keys = kDitMaxKeys, ggml_tensor **new_att = nullptr,
+                       bool cpu_ops = true, ggml_tensor *vt_cache = nullptr, ggml_tensor *k_cache = nullptr);
+
+// Mish z·tanh(ln(1 + e^z)) elementwise on a contiguous F32 tensor, as one custom op (CPU
+// backend only) with a vectorised exponential: within ~1e-6 of the reference's float
+// exp/log/tanh chain (token2mel-blocks.cpp says where they differ).
+ggml_tensor *mish(ggml_context *ctx, ggml_tensor *x);
+// The reference's own op chain z·tanh(log(exp(z) + 1)), on any backend.
+ggml_tensor *mish_chain(ggml_context *ctx, ggml_tensor *x);
+
+// Host side of vt_cache: from one K‖V cache slot kv (ne = [2·dh, L, H], as
+// estimator_att_cache holds it) the values of columns [R-L, R) of vt (ne = [R, dh, H]).
+void fill_vt_cache(const float *kv, int L, int n_heads, int head_dim, float *vt, int R);
+// The same for k_cache: rows [R-L, R) of kb (ne = [dh, R, H]) = the cached K.
+void fill_k_cache(const float *kv, int L, int n_heads, int head_dim, float *kb, int R);
 
 // ---------------- flow-matching solver (spec §3.5, host side)
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <exception>
 #include <map>
@@ -27,14 +28,28 @@
 // its CPU time spinning in the per-node OpenMP barriers of ggml-cpu (partner thread
 // preempted => the other spins for milliseconds), so 2 threads used 6× the CPU of 1
 // thread and were slower in wall time too. Hence:
-//   1. The two CFG branches are independent until the Euler update: each gets its own
-//      graph per Euler step ("lane"), computed single-threaded on its own thread, and the
-//      lanes join once per step (5 joins per window instead of ~7000 barriers). The
-//      numbers are the same: tinyBLAS computes each output element in the same order
-//      whatever the batch or thread split.
+//   1. The two CFG branches are independent until the Euler update. Two plans:
+//      - batch-2 CFG (issue 13): one graph per Euler step carries both branches as a batch
+//        dimension (activations [C, T, 2]; attention [.., T, H, 2], so no branch sees the
+//        other's keys): every DiT weight is read once per step and the packed GEMM gets 2x
+//        the tokens; its ops are split over all token2mel threads (a barrier per node).
+//      - lanes: each branch gets its own graph per Euler step, computed single-threaded on
+//        its own thread; the lanes join once per step (5 joins per window instead of a
+//        barrier per node, ~1000 per pass).
+//      Per-node barriers are cheap on an idle machine, but when the cores are shared a
+//      preempted partner thread makes the other spin in ggml's OpenMP barrier for a time
+//      slice: measured on the 2-core CI machine under load, batch-2 on 2 threads ran
+//      token2mel 4-25x slower than the lanes (docs/measurements.md §5.4). So by default
+//      batch-2 runs where there are no barriers to pay (1 thread, or a non-CPU device) and
+//      the lanes with >= 2 CPU threads; RTF_T2W_CFG_BATCH=1/0 forces either (A/B). The
+//      numbers are the same either way: every product sums each output in the same order
+//      whatever the batch or thread split (tests/t2w: BatchedCfgEqualsTwoSingleBranches).
 //   2. Graphs are built once per window shape and reused; the adaLN modulation vectors
 //      (functions of the Euler step only) are computed once at construction.
-//   3. The DiT prompt attention cache is read in place from the model buffer (views).
+//   3. The DiT prompt attention cache (constant forever, spec §3.7) is copied once per stream
+//      as K [dh, Tm_max+L, H, B] and V^T [Tm_max+L, dh, H, B] with the cache at the end; a
+//      pass writes only its current K / V^T in front of it and reads [current ; cached] as
+//      one view: no per-pass concatenation or transposition of L = 302 frames per block.
 // The per-block builders (conformer layer, DiT block, time condition) and the host Euler
 // step live in token2mel-blocks.h so that unit tests can check each block on its own.
 namespace rtf::t2w {
@@ -91,9 +106,9 @@ struct Variant {
     int n_tokens = 0, T1 = 0, Tm = 0, S1 = 0, S2 = 0;
     std::unique_ptr<Resident> res;          // pe tables, rest per branch
     ggml_tensor *pe_tok = nullptr, *pe_mel = nullptr;
-    ggml_tensor *rest[2] = {nullptr, nullptr};  // [240, Tm]: [mu ; v ; cond] (cond branch), zeros (uncond)
+    ggml_tensor *rest = nullptr;            // [240, Tm, B]: [mu ; v ; cond] (cond branch), zeros (uncond)
     std::unique_ptr<EncGraph> enc;
-    std::vector<std::unique_ptr<DitGraph>> dit[2];  // [branch][step]
+    std::vector<std::unique_ptr<DitGraph>> dit[2];  // [group][step]; one group (both branches) when batched
 };
 
 }  // namespace
@@ -102,17 +117,31 @@ struct Token2Mel::Impl {
     const T2wModel &m;
     T2wConfig cfg;
     int N = 0, B = 1;
+    // Batch-2 CFG (default with CFG): one DiT graph per Euler step computes both branches
+    // (G = 1 group of B branches), else one graph per branch (G = B groups of 1), as lanes.
+    bool batch = false;
+    int G = 1, per_group = 1;
+    bool cpu = true;  // token2mel runs on the CPU backend: CPU custom ops allowed
     std::vector<Lane> lanes;
     std::unique_ptr<Resident> konst;  // per step: adaLN vectors of every block, final-layer modulation
     std::vector<ggml_tensor *> ada, fin;  // [9h, depth], [2h]
+    // Per (step, block): V^T of the DiT prompt attention cache, [R, dh, H, B] with R = the
+    // longest window's Tm + L, the cache in the last L columns (blocks::dit_attention's
+    // vt_cache): built once, so no DiT pass concatenates or transposes the cache.
+    // Likewise K of the cache, [dh, R, H, B], the cache in the last L rows.
+    std::unique_ptr<Resident> vt_res;
+    std::vector<ggml_tensor *> vt, kc;
     ggml_tensor *spk = nullptr;
     std::vector<float> t_span;
     std::map<std::pair<int, bool>, Variant> vars;  // (graph tokens, last) -> shape
     int64_t graphs_built = 0;
 
     Impl(const T2wModel &model, const T2wConfig &c, int steps) : m(model), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
-        const bool cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
-        const int n_lanes = (B == 2 && cpu && cfg.threads_t2m >= 2) ? 2 : 1;
+        cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
+        batch = B == 2 && cfg_batch_enabled(cfg.threads_t2m, cpu);
+        G = batch ? 1 : B;
+        per_group = batch ? B : 1;
+        const int n_lanes = (G == 2 && cpu && cfg.threads_t2m >= 2) ? 2 : 1;
         for (int i = 0; i < n_lanes; ++i) {
             const int th = n_lanes == 1 ? cfg.threads_t2m : (i == 0 ? cfg.threads_t2m - cfg.threads_t2m / 2 : cfg.threads_t2m / 2);
             Lane ln;
@@ -121,10 +150,12 @@ struct Token2Mel::Impl {
         }
         t_span = blocks::flow_time_span(N);
         build_constants();
+        build_vt_cache();
     }
     ~Impl() {
         vars.clear();
         konst.reset();
+        vt_res.reset();
         for (auto &ln : lanes) ggml_backend_free(ln.backend);
     }
 
@@ -167,6 +198,31 @@ struct Token2Mel::Impl {
         }
     }
 
+    void build_vt_cache() {
+        const DitDims &D = m.dit_dims();
+        const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
+        const int R = m.enc_dims().up_rate * kWindowTokens + L;
+        ggml_tensor *est_att = m.est_att_cache();
+        vt_res = std::make_unique<Resident>(static_cast<size_t>(2) * N * D.depth);
+        for (int i = 0; i < N * D.depth; ++i) {
+            vt.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, R, dh, Hd, B));
+            kc.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, dh, R, Hd, B));
+        }
+        vt_res->alloc(lanes[0].backend, "the DiT attention cache's K and V^T");
+        std::vector<float> kv(static_cast<size_t>(2) * dh * L * Hd), host(static_cast<size_t>(R) * dh * Hd, 0.0f),
+            hostk(host.size(), 0.0f);
+        for (int slot = 0; slot < N * D.depth; ++slot) {
+            for (int b = 0; b < B; ++b) {
+                const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b) * est_att->nb[3];
+                ggml_backend_tensor_get(est_att, kv.data(), off, kv.size() * sizeof(float));
+                blocks::fill_vt_cache(kv.data(), L, Hd, dh, host.data(), R);
+                ggml_backend_tensor_set(vt[slot], host.data(), static_cast<size_t>(b) * vt[slot]->nb[3], host.size() * sizeof(float));
+                blocks::fill_k_cache(kv.data(), L, Hd, dh, hostk.data(), R);
+                ggml_backend_tensor_set(kc[slot], hostk.data(), static_cast<size_t>(b) * kc[slot]->nb[3], hostk.size() * sizeof(float));
+            }
+        }
+    }
+
     Variant &variant(int n_tokens, bool last) {
         Variant &v = vars[{n_tokens, last}];
         if (!v.built) build_variant(v, n_tokens, last);
@@ -185,17 +241,17 @@ struct Token2Mel::Impl {
         v.res = std::make_unique<Resident>(4);
         v.pe_tok = ggml_new_tensor_2d(v.res->ctx, GGML_TYPE_F32, E.d_model, 2 * v.S1 - 1);
         v.pe_mel = ggml_new_tensor_2d(v.res->ctx, GGML_TYPE_F32, E.d_model, 2 * v.S2 - 1);
-        for (auto &r : v.rest) r = ggml_new_tensor_2d(v.res->ctx, GGML_TYPE_F32, 3 * kMelBins, v.Tm);
-        v.res->alloc(lanes[0].backend, "the window-shape constants");  // zeroed: rest[1] stays zero
+        v.rest = ggml_new_tensor_3d(v.res->ctx, GGML_TYPE_F32, 3 * kMelBins, v.Tm, B);
+        v.res->alloc(lanes[0].backend, "the window-shape constants");  // zeroed: the uncond branch stays zero
         const std::vector<float> pt = dsp::rel_pos_table(E.d_model, v.S1), pm = dsp::rel_pos_table(E.d_model, v.S2);
         ggml_backend_tensor_set(v.pe_tok, pt.data(), 0, pt.size() * sizeof(float));
         ggml_backend_tensor_set(v.pe_mel, pm.data(), 0, pm.size() * sizeof(float));
         build_encoder(v, last);
         v.enc->allocate(lanes[0].backend, "encoder");
-        for (int b = 0; b < B; ++b) {
+        for (int gi = 0; gi < G; ++gi) {
             for (int s = 0; s < N; ++s) {
-                v.dit[b].push_back(build_dit(v, s, b));
-                v.dit[b].back()->allocate(lanes[lanes.size() == 2 ? b : 0].backend, "DiT");
+                v.dit[gi].push_back(build_dit(v, s, gi * per_group, per_group));
+                v.dit[gi].back()->allocate(lanes[lanes.size() == 2 ? gi : 0].backend, "DiT");
             }
         }
         if (std::getenv("RTF_T2W_DEBUG_MEM")) {
@@ -204,7 +260,7 @@ struct Token2Mel::Impl {
             std::fprintf(stderr, "t2w: token2mel %d-token %s graphs: enc %.1f MiB, dit[0][0] %.1f MiB, total %.1f MiB\n", n_tokens,
                          last ? "last" : "non-last", v.enc->bytes() / 1048576.0, v.dit[0][0]->bytes() / 1048576.0, tot / 1048576.0);
         }
-        graphs_built += 1 + static_cast<int64_t>(B) * N;
+        graphs_built += 1 + static_cast<int64_t>(G) * N;
         v.built = true;
     }
 
@@ -287,11 +343,13 @@ struct Token2Mel::Impl {
         ggml_tensor *spk_t = ggml_repeat(ctx, ggml_reshape_2d(ctx, vspk, kMelBins, 1), mu);  // [80, Tm]
         ggml_tensor *cond = ggml_scale(ctx, mu, 0.0f);                                       // zeros in streaming
         ggml_tensor *rest = ggml_concat(ctx, ggml_concat(ctx, mu, spk_t, 0), cond, 0);      // [240, Tm]
-        ggml_build_forward_expand(gf, ggml_cpy(ctx, rest, v.rest[0]));
+        ggml_build_forward_expand(gf, ggml_cpy(ctx, rest, ggml_view_2d(ctx, v.rest, 3 * kMelBins, Tm, v.rest->nb[1], 0)));
     }
 
-    // One DiT estimator pass for Euler step s and CFG branch b (0 = conditional).
-    std::unique_ptr<DitGraph> build_dit(Variant &v, int s, int b) {
+    // One DiT estimator pass for Euler step s over the CFG branches b0..b0+nb-1 (0 =
+    // conditional): nb = 2 is batch-2 CFG, both branches in one graph (the batch in ne[2]
+    // of the activations, ne[3] of the attention), so every weight is read once per step.
+    std::unique_ptr<DitGraph> build_dit(Variant &v, int s, int b0, int nb) {
         const DitDims &D = m.dit_dims();
         const GgufWeights &wf = m.flow();
         const int h = D.hidden, dh = D.head_dim, Hd = D.n_heads;
@@ -301,28 +359,36 @@ struct Token2Mel::Impl {
         ggml_context *ctx = g->ctx;
         g->x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kMelBins, Tm);
         ggml_set_input(g->x);
-        g->cnn_in = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 2 * h, 2, D.depth);
+        g->cnn_in = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2 * h, 2, D.depth, nb);
         ggml_set_input(g->cnn_in);
         ggml_tensor *est_att = m.est_att_cache();
-        ggml_tensor *xc = ggml_concat(ctx, g->x, v.rest[b], 0);  // [320, Tm]
-        ggml_tensor *hx = linear(ctx, xc, wf.mm("estimator.in_proj.weight"), wf.get("estimator.in_proj.bias"));  // [h, Tm]
+        ggml_tensor *xb = g->x;  // the branches share x (spec §3.5)
+        if (nb > 1) xb = ggml_repeat(ctx, ggml_reshape_3d(ctx, g->x, kMelBins, Tm, 1), ggml_new_tensor_3d(ctx, GGML_TYPE_F32, kMelBins, Tm, nb));
+        ggml_tensor *rest = ggml_view_3d(ctx, v.rest, 3 * kMelBins, Tm, nb, v.rest->nb[1], v.rest->nb[2], static_cast<size_t>(b0) * v.rest->nb[2]);
+        ggml_tensor *xc = ggml_concat(ctx, xb, rest, 0);  // [320, Tm, nb]
+        ggml_tensor *hx = linear(ctx, xc, wf.mm("estimator.in_proj.weight"), wf.get("estimator.in_proj.bias"));  // [h, Tm, nb]
         for (int blk = 0; blk < D.depth; ++blk) {
             const std::string p = "estimator.blocks." + std::to_string(blk) + ".";
             const int slot = s * D.depth + blk;
             ggml_tensor *mod = ggml_view_1d(ctx, ada[s], 9 * h, static_cast<size_t>(blk) * ada[s]->nb[1]);
-            const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b) * est_att->nb[3];
-            ggml_tensor *att = ggml_view_3d(ctx, est_att, 2 * dh, L, Hd, est_att->nb[1], est_att->nb[2], off);
-            ggml_tensor *cnn = ggml_view_2d(ctx, g->cnn_in, 2 * h, 2, g->cnn_in->nb[1], static_cast<size_t>(blk) * g->cnn_in->nb[2]);
+            const size_t off = static_cast<size_t>(slot) * Hd * est_att->nb[2] + static_cast<size_t>(b0) * est_att->nb[3];
+            ggml_tensor *att = ggml_view_4d(ctx, est_att, 2 * dh, L, Hd, nb, est_att->nb[1], est_att->nb[2], est_att->nb[3], off);
+            ggml_tensor *cnn = ggml_view_3d(ctx, g->cnn_in, 2 * h, 2, nb, g->cnn_in->nb[1], g->cnn_in->nb[3],
+                                            static_cast<size_t>(blk) * g->cnn_in->nb[2]);
+            ggml_tensor *vtc = ggml_view_4d(ctx, vt[slot], vt[slot]->ne[0], dh, Hd, nb, vt[slot]->nb[1], vt[slot]->nb[2],
+                                            vt[slot]->nb[3], static_cast<size_t>(b0) * vt[slot]->nb[3]);
+            ggml_tensor *kcc = ggml_view_4d(ctx, kc[slot], dh, kc[slot]->ne[1], Hd, nb, kc[slot]->nb[1], kc[slot]->nb[2],
+                                            kc[slot]->nb[3], static_cast<size_t>(b0) * kc[slot]->nb[3]);
             ggml_tensor *nc = nullptr;
-            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc);
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu, vtc, kcc);
             ggml_set_output(nc);
             ggml_build_forward_expand(g->gf, nc);
-            g->new_cnn.push_back(nc);  // [2h, 2]
+            g->new_cnn.push_back(nc);  // [2h, 2, nb]
         }
         ggml_tensor *fshift = ggml_view_1d(ctx, fin[s], h, 0), *fscale = ggml_view_1d(ctx, fin[s], h, h * sizeof(float));
         ggml_tensor *nf = ggml_norm(ctx, hx, 1e-6f);
         nf = ggml_add(ctx, ggml_add(ctx, nf, ggml_mul(ctx, nf, fscale)), fshift);
-        g->f = linear(ctx, nf, wf.mm("estimator.final_layer.linear.weight"), wf.get("estimator.final_layer.linear.bias"));  // [80, Tm]
+        g->f = linear(ctx, nf, wf.mm("estimator.final_layer.linear.weight"), wf.get("estimator.final_layer.linear.bias"));  // [80, Tm, nb]
         ggml_set_output(g->f);
         ggml_build_forward_expand(g->gf, g->f);
         return g;
@@ -350,6 +416,15 @@ Token2Mel::Token2Mel(const T2wModel &model, const T2wConfig &cfg) {
 Token2Mel::~Token2Mel() = default;
 
 int Token2Mel::lanes() const { return static_cast<int>(impl_->lanes.size()); }
+
+bool Token2Mel::cfg_batched() const { return impl_->batch; }
+
+bool cfg_batch_enabled(int threads_t2m, bool cpu) {
+    const char *e = std::getenv("RTF_T2W_CFG_BATCH");
+    if (e && std::strcmp(e, "1") == 0) return true;
+    if (e && std::strcmp(e, "0") == 0) return false;
+    return threads_t2m < 2 || !cpu;
+}
 
 int64_t Token2Mel::graphs_built() const { return impl_->graphs_built; }
 
@@ -444,37 +519,44 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
     }
     tm.download_ms += ms_since(t0);
 
-    // ---------------- flow matching: per Euler step, one DiT pass per CFG branch
+    // ---------------- flow matching: per Euler step, one DiT pass over both CFG branches
+    // (batch-2 CFG), or one per branch on its lane
     const size_t slot_sz = static_cast<size_t>(2 * h) * 2;
     const size_t n_slots = static_cast<size_t>(D.depth) * N;
-    std::vector<float> f[2];
-    for (auto &fb : f) fb.resize(x.size());
-    auto branch = [&](int s, int b, Lane &ln) {
-        DitGraph &g = *v.dit[b][s];
-        float *cnn = st.est_cnn.data() + (b * n_slots + static_cast<size_t>(s) * D.depth) * slot_sz;
+    const size_t blk_bytes = slot_sz * sizeof(float);
+    std::vector<float> f(x.size() * B);  // branch b at f + b·|x|
+    auto pass = [&](int s, int gi, Lane &ln) {
+        DitGraph &g = *v.dit[gi][s];
+        const int b0 = gi * I.per_group, nb = I.per_group;
         ggml_backend_tensor_set(g.x, x.data(), 0, x.size() * sizeof(float));
-        ggml_backend_tensor_set(g.cnn_in, cnn, 0, D.depth * slot_sz * sizeof(float));
+        for (int j = 0; j < nb; ++j) {
+            const float *cnn = st.est_cnn.data() + ((b0 + j) * n_slots + static_cast<size_t>(s) * D.depth) * slot_sz;
+            ggml_backend_tensor_set(g.cnn_in, cnn, j * D.depth * blk_bytes, D.depth * blk_bytes);
+        }
         if (compute_graph(ln.backend, g.gf, "dit") != GGML_STATUS_SUCCESS) {
             throw_runtime("t2w: token2mel DiT graph compute failed on " + std::string(ggml_backend_name(ln.backend)));
         }
-        ggml_backend_tensor_get(g.f, f[b].data(), 0, f[b].size() * sizeof(float));
+        ggml_backend_tensor_get(g.f, f.data() + b0 * x.size(), 0, nb * x.size() * sizeof(float));
         for (int blk = 0; blk < D.depth; ++blk) {
-            ggml_backend_tensor_get(g.new_cnn[blk], cnn + static_cast<size_t>(blk) * slot_sz, 0, slot_sz * sizeof(float));
+            for (int j = 0; j < nb; ++j) {
+                float *cnn = st.est_cnn.data() + ((b0 + j) * n_slots + static_cast<size_t>(s) * D.depth + blk) * slot_sz;
+                ggml_backend_tensor_get(g.new_cnn[blk], cnn, j * blk_bytes, blk_bytes);
+            }
         }
     };
     t0 = clock_type::now();
     for (int s = 0; s < N; ++s) {
-        if (B == 2 && I.lanes.size() == 2) {
+        if (I.G == 2 && I.lanes.size() == 2) {
             std::exception_ptr err;
             std::thread th([&] {
                 try {
-                    branch(s, 1, I.lanes[1]);
+                    pass(s, 1, I.lanes[1]);
                 } catch (...) {
                     err = std::current_exception();
                 }
             });
             try {
-                branch(s, 0, ln0);
+                pass(s, 0, ln0);
             } catch (...) {
                 th.join();
                 throw;
@@ -482,11 +564,11 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
             th.join();
             if (err) std::rethrow_exception(err);
         } else {
-            for (int b = 0; b < B; ++b) branch(s, b, ln0);
+            for (int gi = 0; gi < I.G; ++gi) pass(s, gi, ln0);
         }
         // x += dt·(1.7·f_cond − 0.7·f_uncond), the same float ops the graph used to run
         const float dt = I.t_span[s + 1] - I.t_span[s];
-        blocks::euler_cfg_step(x.data(), f[0].data(), B == 2 ? f[1].data() : nullptr, x.size(), dt, kCfgRate);
+        blocks::euler_cfg_step(x.data(), f.data(), B == 2 ? f.data() + x.size() : nullptr, x.size(), dt, kCfgRate);
     }
     tm.compute_ms += ms_since(t0);
 

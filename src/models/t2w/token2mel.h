@@ -10,11 +10,18 @@
 //     (Euler step, CFG branch); the Euler update itself runs on the host.
 //   - Everything that does not depend on the window (time-step embeddings and all adaLN
 //     modulations per step, the relative-position tables) is computed once at
-//     construction and kept resident; the DiT prompt attention cache is read in place.
-//   - With CFG and threads_t2m >= 2 on a CPU device the two CFG branches run as two
-//     independent single-graph computations on two threads (threads_t2m/2 ggml threads
-//     each), joined once per Euler step, instead of splitting every op across threads
-//     (which costs a barrier per graph node: ~7000 per window).
+//     construction and kept resident; the DiT prompt attention cache's K and V^T
+//     are copied once into per-stream buffers with room in front for the current frames
+//     (~190 MiB at full shape), so no DiT pass concatenates or transposes the cache.
+//   - With CFG, the two branches run either as one batch-2 graph per Euler step ("batch-2
+//     CFG": the branch is a batch dimension, ne[2] of the activations, so every DiT weight is
+//     read once per step and each product has 2x the tokens), split over threads_t2m ggml
+//     threads, or ("lanes") as one graph per (step, branch), the two branches as two
+//     independent computations on two threads (threads_t2m/2 ggml threads each) joined once
+//     per Euler step. Default: batch-2 with 1 thread or a non-CPU device, lanes with >= 2
+//     CPU threads (a batch graph pays one thread barrier per node, which costs a time
+//     slice whenever the cores are shared: token2mel.cpp, "Execution plan").
+//     RTF_T2W_CFG_BATCH=1 / =0 forces batch-2 / lanes. Both give the same numbers.
 //
 // RTF_T2W_DEBUG_MEM=1 prints the graph activation buffer sizes when a shape is built.
 // Not thread-safe: one Token2Mel per stream (it owns backends, graphs and allocators).
@@ -28,6 +35,11 @@
 #include "models/t2w/t2w-timing.h"
 
 namespace rtf::t2w {
+
+// Whether a Token2Mel with CFG runs batch-2 CFG: RTF_T2W_CFG_BATCH=1 yes, =0 no (the
+// lanes), else yes when threads_t2m < 2 or the device is not the CPU. Read when a Token2Mel
+// is constructed; `rtf t2w --help` names it.
+bool cfg_batch_enabled(int threads_t2m, bool cpu);
 
 // Per-stream token2mel state (spec §3.7); starts as the prompt cache.
 struct Token2MelState {
@@ -63,8 +75,11 @@ public:
     int64_t graphs_built() const;
 
     int steps() const { return steps_; }
-    // Number of parallel CFG-branch lanes in use (1 or 2).
+    // Number of parallel CFG-branch lanes in use (1 or 2; 1 when batched).
     int lanes() const;
+    // Both CFG branches run as one batch-2 graph per Euler step (CFG on and
+    // cfg_batch_enabled(...) when this Token2Mel was built).
+    bool cfg_batched() const;
 
     // Throws rtf::Error(Usage) unless `window` is a valid graph length for `last`.
     static void check_window(int window, bool last);
