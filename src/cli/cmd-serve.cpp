@@ -23,12 +23,14 @@ struct ServeCmd {
     serve::ServeConfig sc;
     std::string models;
     std::string queue_timeout = "30s";
+    std::string batch = "on";
     bool quiet = false;
 };
 
 int run_serve(ServeCmd &o) {
     if (o.models.empty()) throw_usage("--models: give the kit directory to serve");
     o.sc.queue_timeout_ms = parse_duration_ms(o.queue_timeout, "--queue-timeout");
+    o.sc.batch = o.batch == "on";
     o.sc.validate();
     speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
     cfg.models_dir = o.models;
@@ -41,7 +43,7 @@ int run_serve(ServeCmd &o) {
     srv.quiet = o.quiet;
     const int port = srv.bind();
     std::cerr << "rtf serve: listening on http://" << o.sc.host << ":" << port << "  (" << o.sc.max_streams
-              << " stream(s), queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
+              << " stream(s), batch " << (o.sc.batch ? "on" : "off") << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
               << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  GET /v1/knobs  GET /health  GET /metrics\n";
     pipe::CancelToken stop;
     pipe::SigintGuard guard(stop);
@@ -81,6 +83,15 @@ void add_serve_command(CLI::App &app, Action &action) {
                     "Kernel send buffer per connection in KiB (0 = the kernel's, which grows to MBs): a reader that "
                     "stops reading is noticed once this much is queued, then after --write-timeout")
         ->default_val(o->sc.send_buffer_kb)->group("serve");
+    sub->add_option("--batch", o->batch,
+                    "on: the streams' LLM and TTS decode steps run as one batched decode per stage (one shared "
+                    "context each, a sequence per stream; the Token2Wav stream stays per slot); off: each slot has its "
+                    "own LLM and TTS contexts (independent streams). docs/serve.md \"Batching\"")
+        ->check(CLI::IsMember({"on", "off"}))->default_str(o->batch)->group("serve");
+    sub->add_option("--batch-gather-ms", o->sc.batch_gather_ms,
+                    "With --batch on: the longest a decode waits for the other running streams' steps (also never "
+                    "longer than a recent decode took)")
+        ->default_val(o->sc.batch_gather_ms)->group("serve");
     sub->add_flag("-q,--quiet", o->quiet, "No per-request log lines")->group("serve");
     // The speak knobs are the server's defaults; /v1/speak may change the per-utterance ones.
     add_speak_options(sub, o->opts, KnobSet::speak_no_input);
