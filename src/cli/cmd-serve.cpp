@@ -60,15 +60,17 @@ void add_serve_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand(
         "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM or SSE), "
                  "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), GET /health, "
-                 "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once. "
+                 "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once, their LLM and TTS "
+                 "decode steps batched into one decode per stage (--batch on, the default). "
                  "Binds 127.0.0.1 unless --host says otherwise. docs/serve.md has the contract");
     sub->add_option("--models", o->models, "Kit directory (real GGUF files or a twin)")->required()->group("serve");
     sub->add_option("--host", o->sc.host, "Address to bind")->default_str(o->sc.host)->group("serve");
     sub->add_option("--port", o->sc.port, "Port (0 = any free port; see --port-file)")->default_val(o->sc.port)->group("serve");
     sub->add_option("--port-file", o->sc.port_file, "Write the bound port to FILE once listening")->group("serve");
     sub->add_option("--max-streams", o->sc.max_streams,
-                    "Utterances spoken at once; each is an engine set (LLM + TTS contexts, Token2Wav stream; the "
-                    "Token2Wav weights are shared)")
+                    "Utterances spoken at once; each is an engine set (LLM + TTS: sequences of the shared batched "
+                    "contexts, or with --batch off contexts of their own; a Token2Wav stream; the Token2Wav weights are "
+                    "shared)")
         ->default_val(o->sc.max_streams)->group("serve");
     sub->add_option("--max-queue", o->sc.max_queue, "Requests that may wait for a stream; beyond: 429 + Retry-After")
         ->default_val(o->sc.max_queue)->group("serve");
