@@ -23,7 +23,7 @@ struct ServeCmd {
     serve::ServeConfig sc;
     std::string models;
     std::string queue_timeout = "30s";
-    std::string batch = "on";
+    std::string batch = "off";  // ServeConfig::batch has why
     bool quiet = false;
 };
 
@@ -61,7 +61,7 @@ void add_serve_command(CLI::App &app, Action &action) {
         "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM or SSE), "
                  "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), GET /health, "
                  "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once, their LLM and TTS "
-                 "decode steps batched into one decode per stage (--batch on, the default). "
+                 "decode steps batched into one decode per stage with --batch on. "
                  "Binds 127.0.0.1 unless --host says otherwise. docs/serve.md has the contract");
     sub->add_option("--models", o->models, "Kit directory (real GGUF files or a twin)")->required()->group("serve");
     sub->add_option("--host", o->sc.host, "Address to bind")->default_str(o->sc.host)->group("serve");
@@ -88,7 +88,7 @@ void add_serve_command(CLI::App &app, Action &action) {
     sub->add_option("--batch", o->batch,
                     "on: the streams' LLM and TTS decode steps run as one batched decode per stage (one shared "
                     "context each, a sequence per stream; the Token2Wav stream stays per slot); off: each slot has its "
-                    "own LLM and TTS contexts (independent streams). docs/serve.md \"Batching\"")
+                    "own LLM and TTS contexts (independent streams; the default, see docs/serve.md \"Batching\")")
         ->check(CLI::IsMember({"on", "off"}))->default_str(o->batch)->group("serve");
     sub->add_option("--batch-gather-ms", o->sc.batch_gather_ms,
                     "With --batch on: the longest a decode waits for the other running streams' steps (also never "

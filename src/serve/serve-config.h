@@ -38,7 +38,10 @@ struct ServeConfig {
     int keep_alive_s = 2;             // idle keep-alive connections hold a worker: keep it short
     int spare_threads = 4;            // workers beyond max_streams + max_queue
     int runs_kept = 64;               // GET /v1/runs/ID keeps this many results
-    bool batch = true;                // --batch on|off: merge the streams' LLM/TTS decode steps
+    // --batch on|off: merge the streams' LLM/TTS decode steps. Off by default: on this 2-core
+    // machine it did not raise capacity (docs/measurements.md §10.1: the streams' steps rarely
+    // coincide while Token2Wav is the wall, and the ones that do not run one after another).
+    bool batch = false;
     double batch_gather_ms = 2.0;     // --batch-gather-ms: a decode waits at most this long for the other streams
 
     // Throws rtf::Error(Usage) naming the flag.

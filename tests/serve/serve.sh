@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rtf serve + rtf load end to end on a tiny twin kit, on 127.0.0.1 only: the streamed audio
 # equals rtf speak's for the same text and seed (chunked PCM, WAV, SSE of both endpoints, two
-# streams of different text at once on two slots, with --batch on (the default: their LLM/TTS
-# decode steps merged) and --batch off (independent contexts));
+# streams of different text at once on two slots, with --batch on (their LLM/TTS decode steps
+# merged; this server's other checks run with it too) and --batch off (the default: independent
+# contexts));
 # refusals name the field (400), capacity refusals carry Retry-After (429), a client that
 # disconnects or stops reading cancels its stream and frees its slot, /metrics scrapes, /v1/runs/ID, rtf load
 # and its reports, and SIGTERM stops the server. Every request has a timeout; the server
@@ -30,7 +31,7 @@ expect_rc 1 'batch-gather-ms' -- serve --models "$KIT" --batch-gather-ms 500
 expect_rc 1 'models' -- serve --models "$TMP/nope"
 
 "$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 2 --max-queue 1 --queue-timeout 20s \
-  --write-timeout 3 --send-buffer-kb 16 "${KNOBS[@]}" >"$TMP/serve.log" 2>&1 &
+  --write-timeout 3 --send-buffer-kb 16 --batch on "${KNOBS[@]}" >"$TMP/serve.log" 2>&1 &
 SRV_PID=$!
 for _ in $(seq 1 240); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
 [[ -s "$TMP/port" ]] || { echo "FAIL: server did not start"; cat "$TMP/serve.log"; exit 1; }
@@ -66,7 +67,7 @@ r, pcm = speech(response_format="pcm")
 check(r.status == 200 and r.getheader("Transfer-Encoding") == "chunked", "pcm streamed (chunked)")
 check(pcm == ref, "streamed PCM equals rtf speak's (%d bytes)" % len(pcm))
 run_id = r.getheader("X-Rtf-Run-Id")
-# 1a. two streams of different text at once on the two slots, batched (--batch on, the default:
+# 1a. two streams of different text at once on the two slots, batched (--batch on:
 # one LLM and one TTS context, their decode steps merged; shared Token2Wav weights): each
 # equals rtf speak's PCM for its text, and the results say the decodes were shared
 both = {}
@@ -208,8 +209,8 @@ grep -q "rtfkit load" "$TMP/load.md" && grep -q "<html" "$TMP/load.html" && echo
 expect_rc 1 'url' -- load --url "ftp://127.0.0.1:$PORT" --streams 1
 expect_rc 3 'INCOMPLETE' -- load --url "http://127.0.0.1:1" --streams 1 --requests 1 --timeout 5 -q
 
-# 11. --batch off: independent contexts per slot; two streams of different text at once
-"$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port2" --max-streams 2 --batch off -q "${KNOBS[@]}" >"$TMP/serve2.log" 2>&1 &
+# 11. --batch off (the default): independent contexts per slot; two streams of different text at once
+"$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port2" --max-streams 2 -q "${KNOBS[@]}" >"$TMP/serve2.log" 2>&1 &
 SRV2_PID=$!
 for _ in $(seq 1 240); do [[ -s "$TMP/port2" ]] && break; kill -0 $SRV2_PID 2>/dev/null || break; sleep 0.25; done
 if [[ -s "$TMP/port2" ]]; then
