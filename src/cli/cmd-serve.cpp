@@ -23,12 +23,14 @@ struct ServeCmd {
     serve::ServeConfig sc;
     std::string models;
     std::string queue_timeout = "30s";
+    std::string batch = "off";  // ServeConfig::batch has why
     bool quiet = false;
 };
 
 int run_serve(ServeCmd &o) {
     if (o.models.empty()) throw_usage("--models: give the kit directory to serve");
     o.sc.queue_timeout_ms = parse_duration_ms(o.queue_timeout, "--queue-timeout");
+    o.sc.batch = o.batch == "on";
     o.sc.validate();
     speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
     cfg.models_dir = o.models;
@@ -41,7 +43,7 @@ int run_serve(ServeCmd &o) {
     srv.quiet = o.quiet;
     const int port = srv.bind();
     std::cerr << "rtf serve: listening on http://" << o.sc.host << ":" << port << "  (" << o.sc.max_streams
-              << " stream(s), queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
+              << " stream(s), batch " << (o.sc.batch ? "on" : "off") << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
               << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  GET /v1/knobs  GET /health  GET /metrics\n";
     pipe::CancelToken stop;
     pipe::SigintGuard guard(stop);
@@ -58,15 +60,17 @@ void add_serve_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand(
         "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM or SSE), "
                  "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), GET /health, "
-                 "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once. "
+                 "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once, their LLM and TTS "
+                 "decode steps batched into one decode per stage with --batch on. "
                  "Binds 127.0.0.1 unless --host says otherwise. docs/serve.md has the contract");
     sub->add_option("--models", o->models, "Kit directory (real GGUF files or a twin)")->required()->group("serve");
     sub->add_option("--host", o->sc.host, "Address to bind")->default_str(o->sc.host)->group("serve");
     sub->add_option("--port", o->sc.port, "Port (0 = any free port; see --port-file)")->default_val(o->sc.port)->group("serve");
     sub->add_option("--port-file", o->sc.port_file, "Write the bound port to FILE once listening")->group("serve");
     sub->add_option("--max-streams", o->sc.max_streams,
-                    "Utterances spoken at once; each is an engine set (LLM + TTS contexts, Token2Wav stream; the "
-                    "Token2Wav weights are shared)")
+                    "Utterances spoken at once; each is an engine set (LLM + TTS: sequences of the shared batched "
+                    "contexts, or with --batch off contexts of their own; a Token2Wav stream; the Token2Wav weights are "
+                    "shared)")
         ->default_val(o->sc.max_streams)->group("serve");
     sub->add_option("--max-queue", o->sc.max_queue, "Requests that may wait for a stream; beyond: 429 + Retry-After")
         ->default_val(o->sc.max_queue)->group("serve");
@@ -81,6 +85,15 @@ void add_serve_command(CLI::App &app, Action &action) {
                     "Kernel send buffer per connection in KiB (0 = the kernel's, which grows to MBs): a reader that "
                     "stops reading is noticed once this much is queued, then after --write-timeout")
         ->default_val(o->sc.send_buffer_kb)->group("serve");
+    sub->add_option("--batch", o->batch,
+                    "on: the streams' LLM and TTS decode steps run as one batched decode per stage (one shared "
+                    "context each, a sequence per stream; the Token2Wav stream stays per slot); off: each slot has its "
+                    "own LLM and TTS contexts (independent streams; the default, see docs/serve.md \"Batching\")")
+        ->check(CLI::IsMember({"on", "off"}))->default_str(o->batch)->group("serve");
+    sub->add_option("--batch-gather-ms", o->sc.batch_gather_ms,
+                    "With --batch on: the longest a decode waits for the other running streams' steps (also never "
+                    "longer than a recent decode took)")
+        ->default_val(o->sc.batch_gather_ms)->group("serve");
     sub->add_flag("-q,--quiet", o->quiet, "No per-request log lines")->group("serve");
     // The speak knobs are the server's defaults; /v1/speak may change the per-utterance ones.
     add_speak_options(sub, o->opts, KnobSet::speak_no_input);

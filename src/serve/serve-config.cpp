@@ -22,6 +22,7 @@ void ServeConfig::validate() const {
     if (keep_alive_s < 1 || keep_alive_s > 60) throw_usage("--keep-alive: must be in [1, 60] s");
     if (spare_threads < 1 || spare_threads > 64) throw_usage("spare_threads: must be in [1, 64]");
     if (runs_kept < 1 || runs_kept > 100000) throw_usage("--runs-kept: must be in [1, 100000]");
+    if (!(batch_gather_ms >= 0 && batch_gather_ms <= 100)) throw_usage("--batch-gather-ms: must be in [0, 100] ms");
 }
 
 nlohmann::json ServeConfig::to_json() const {
@@ -37,7 +38,9 @@ nlohmann::json ServeConfig::to_json() const {
             {"send_buffer_kb", send_buffer_kb},
             {"keep_alive_s", keep_alive_s},
             {"worker_threads", worker_threads()},
-            {"runs_kept", runs_kept}};
+            {"runs_kept", runs_kept},
+            {"batch", batch},
+            {"batch_gather_ms", batch_gather_ms}};
 }
 
 }  // namespace rtf::serve

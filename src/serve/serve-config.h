@@ -2,9 +2,12 @@
 // ServeConfig — how `rtf serve` listens and admits streams (the speak knobs of its
 // utterances are a speak::SpeakConfig beside it).
 //
-// Capacity model (this version): `max_streams` slots, each a full engine set (LLM and TTS
-// contexts, a warm Token2Wav stream; the Token2Wav weights are shared), so up to
-// max_streams utterances run at once, each on its own pipeline. A request finding every
+// Capacity model: `max_streams` slots, each an engine set (a warm Token2Wav stream; the
+// Token2Wav weights are shared), so up to max_streams utterances run at once, each on its
+// own pipeline. `batch` off: every slot has its own LLM and TTS contexts (independent
+// streams). `batch` on: the slots' LLMs are sequences of one shared LLM context and their
+// TTSs of one shared TTS context, and the decode steps of all running streams go into one
+// decode call per stage (models/lm/decode-batcher.h; docs/serve.md "Batching"). A request finding every
 // slot busy waits in a queue of at most `max_queue` requests for at most
 // `queue_timeout_ms`; a full queue answers 429 at once and a wait that runs out answers
 // 503, both with Retry-After. Nothing waits unbounded: the HTTP worker pool is sized so
@@ -35,6 +38,11 @@ struct ServeConfig {
     int keep_alive_s = 2;             // idle keep-alive connections hold a worker: keep it short
     int spare_threads = 4;            // workers beyond max_streams + max_queue
     int runs_kept = 64;               // GET /v1/runs/ID keeps this many results
+    // --batch on|off: merge the streams' LLM/TTS decode steps. Off by default: on this 2-core
+    // machine it did not raise capacity (docs/measurements.md §10.1: the streams' steps rarely
+    // coincide while Token2Wav is the wall, and the ones that do not run one after another).
+    bool batch = false;
+    double batch_gather_ms = 2.0;     // --batch-gather-ms: a decode waits at most this long for the other streams
 
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;

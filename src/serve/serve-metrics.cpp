@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 namespace rtf::serve {
 
 namespace {
@@ -21,6 +23,31 @@ void help(std::ostringstream &o, const std::string &name, const std::string &typ
 }
 
 }  // namespace
+
+std::string render_batch_metrics(bool enabled, const nlohmann::json &stats) {
+    std::ostringstream o;
+    help(o, "rtf_batch_enabled", "gauge", "1 when the streams' LLM/TTS decode steps are batched (--batch on)");
+    o << "rtf_batch_enabled " << (enabled ? 1 : 0) << '\n';
+    if (!enabled) return o.str();
+    help(o, "rtf_batch_decodes_total", "counter", "decode calls of the shared context");
+    for (const auto &[stage, s] : stats.items()) o << "rtf_batch_decodes_total{stage=\"" << stage << "\"} " << s.value("decodes", 0) << '\n';
+    help(o, "rtf_batch_requests_total", "counter", "stream decode requests served (merged into those calls)");
+    for (const auto &[stage, s] : stats.items()) o << "rtf_batch_requests_total{stage=\"" << stage << "\"} " << s.value("requests", 0) << '\n';
+    help(o, "rtf_batch_mean_streams", "gauge", "mean streams per decode since start");
+    for (const auto &[stage, s] : stats.items())
+        o << "rtf_batch_mean_streams{stage=\"" << stage << "\"} " << num(s.value("mean_batch", 0.0)) << '\n';
+    help(o, "rtf_batch_step_decodes_total", "counter", "decode steps (one row per stream) by streams merged");
+    for (const auto &[stage, s] : stats.items())
+        for (const auto &k : s.value("steps", nlohmann::json::array()))
+            o << "rtf_batch_step_decodes_total{stage=\"" << stage << "\",streams=\"" << k.value("streams", 0) << "\"} "
+              << k.value("count", 0) << '\n';
+    help(o, "rtf_batch_step_seconds_total", "counter", "time in those decode steps");
+    for (const auto &[stage, s] : stats.items())
+        for (const auto &k : s.value("steps", nlohmann::json::array()))
+            o << "rtf_batch_step_seconds_total{stage=\"" << stage << "\",streams=\"" << k.value("streams", 0) << "\"} "
+              << num(k.value("mean_ms", 0.0) * static_cast<double>(k.value("count", 0)) / 1000.0) << '\n';
+    return o.str();
+}
 
 Histogram::Histogram(std::vector<double> upper_bounds) : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
 

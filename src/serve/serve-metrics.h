@@ -11,15 +11,25 @@
 //   rtf_starved_streams_total, rtf_starvation_seconds_total        playback gaps (jitter buffer of the run)
 //   rtf_first_audio_seconds, rtf_stream_rtf                        histograms (per finished stream)
 //   rtf_uptime_seconds                                             gauge
+//   rtf_batch_enabled                                              gauge (1 = --batch on)
+//   rtf_batch_decodes_total{stage}, rtf_batch_requests_total{stage}  counters (requests / decodes = mean batch)
+//   rtf_batch_mean_streams{stage}                                  gauge, since start
+//   rtf_batch_step_decodes_total{stage,streams}, rtf_batch_step_seconds_total{stage,streams}
+//                                                                  one-row-per-stream decode steps by batch size
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "profile/metrics.h"
 
 namespace rtf::serve {
+
+// The batch lines above from DecodeBatching::stats_json() ({"llm": BatcherStats, "tts": ...}).
+std::string render_batch_metrics(bool enabled, const nlohmann::json &stats);
 
 class Histogram {
 public:

@@ -51,10 +51,15 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     base_.text_file.clear();
     base_.text = "Hello.";
     speak::finalize(base_);
+    if (cfg_.batch) {
+        batching_ = std::make_unique<speak::DecodeBatching>();
+        batching_->n_streams = cfg_.max_streams;
+        batching_->gather_ms = cfg_.batch_gather_ms;
+    }
     for (int i = 0; i < cfg_.max_streams; ++i) {
         const auto t0 = Clock::now();
         speak::SpeakConfig c = base_;
-        slots_.push_back(speak::load_engines(c, i == 0 ? nullptr : slots_.front()->t2w));
+        slots_.push_back(speak::load_engines(c, i == 0 ? nullptr : slots_.front()->t2w, batching_.get()));
         if (i == 0) base_ = c;  // model paths and load-time derivations filled in
         if (progress)
             progress("slot " + std::to_string(i + 1) + "/" + std::to_string(cfg_.max_streams) + " loaded in " +
@@ -98,13 +103,16 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
                   {"max_streams", cfg_.max_streams},
                   {"max_queue", cfg_.max_queue},
                   {"kit", slots_.front()->kit.dir},
+                  {"batch", batching_ != nullptr},
                   {"twin", slots_.front()->kit.is_twin}};
         s.status = ok ? 200 : 503;
         s.set_content(j.dump(), "application/json");
         metrics_.request("health", s.status);
     });
     h.Get("/metrics", [this](const httplib::Request &, httplib::Response &s) {
-        s.set_content(metrics_.render(), "text/plain; version=0.0.4; charset=utf-8");
+        s.set_content(metrics_.render() + render_batch_metrics(batching_ != nullptr,
+                                                               batching_ ? batching_->stats_json() : json::object()),
+                      "text/plain; version=0.0.4; charset=utf-8");
         metrics_.request("metrics", 200);
     });
     h.Get("/v1/knobs", [this](const httplib::Request &, httplib::Response &s) {
@@ -302,6 +310,13 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
     }
     const bool cancelled = failure.empty() && r.run.cancelled;
     json result = failure.empty() ? speak::to_json(r) : json{{"error", failure}};
+    // Whether this stream's decodes were merged with others', and how many streams a decode
+    // served on average (1 = it ran alone every time).
+    json batch = {{"on", batching_ != nullptr}};
+    if (failure.empty() && batching_) {
+        batch["llm_mean_batch"] = r.engines["llm"].value("mean_batch", 0.0);
+        batch["tts_mean_batch"] = r.engines["tts"].value("mean_batch", 0.0);
+    }
     result["serve"] = {{"id", st.id},
                        {"endpoint", st.req.endpoint},
                        {"slot", st.lease->slot()},
@@ -314,7 +329,8 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
                        {"failed", !failure.empty()},
                        {"knobs", st.req.knobs},
                        {"model", st.req.model},
-                       {"voice", st.req.voice}};
+                       {"voice", st.req.voice},
+                       {"batch", batch}};
     if (sse && client_ok) {
         if (!failure.empty()) {
             write(sse_event("error", {{"error", {{"message", failure}, {"type", "server_error"}}}}));

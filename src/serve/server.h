@@ -14,7 +14,7 @@
 //                           the last event is the run's full result JSON
 //   GET  /v1/runs/ID        a finished stream's result JSON (X-Rtf-Run-Id of its response)
 //   GET  /health            200 {"status":"ok",...} while serving (503 "stopping" once stop() began)
-//   GET  /metrics           Prometheus text (serve-metrics.h)
+//   GET  /metrics           Prometheus text (serve-metrics.h; with --batch on the decode batchers' figures)
 // Audio is 24 kHz mono s16le, one write per Token2Wav window as it is made. A client that
 // disconnects or stops reading (write timeout) cancels its utterance and frees its slot.
 // A bad request gets 400 {"error":{"message","field","type"}}; over capacity 429/503 with
@@ -74,6 +74,7 @@ private:
 
     ServeConfig cfg_;
     speak::SpeakConfig base_;
+    std::unique_ptr<speak::DecodeBatching> batching_;  // --batch on: the shared LLM / TTS contexts
     std::vector<std::unique_ptr<speak::Engines>> slots_;
     AdmissionGate gate_;
     ServeMetrics metrics_;

@@ -12,7 +12,15 @@
 namespace rtf::speak {
 
 
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w) {
+nlohmann::json DecodeBatching::stats_json() const {
+    nlohmann::json j = nlohmann::json::object();
+    if (llm) j["llm"] = llm->stats().to_json();
+    if (tts) j["tts"] = tts->stats().to_json();
+    return j;
+}
+
+std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w,
+                                      DecodeBatching *batching) {
     auto e = std::make_unique<Engines>();
     e->kit = resolve_kit(cfg.models_dir);
     cfg.llm.model_path = e->kit.llm;
@@ -31,11 +39,25 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2
     // Each engine is warmed at load (a throw-away pass): the first utterance pays no
     // first-touch costs, so its first audio is what every later one gets.
     auto t0 = std::chrono::steady_clock::now();
-    e->llm = std::make_unique<lm::LlmEngine>(cfg.llm);
+    std::shared_ptr<lm::DecodeBatcher> llm_batcher;
+    lm::TtsBatcherSource tts_batcher;
+    if (batching) {
+        if (!batching->llm)
+            batching->llm = lm::make_llama_batcher({"llm", batching->n_streams, 512, batching->gather_ms}, cfg.llm.model_path,
+                                                   cfg.llm.placement, /*embeddings=*/true, /*embd_input=*/false);
+        llm_batcher = batching->llm;
+        tts_batcher = [batching, &cfg](const std::string &derived) {
+            if (!batching->tts)
+                batching->tts = lm::make_llama_batcher({"tts", batching->n_streams, 512, batching->gather_ms}, derived,
+                                                       cfg.tts.placement, /*embeddings=*/true, /*embd_input=*/true);
+            return batching->tts;
+        };
+    }
+    e->llm = std::make_unique<lm::LlmEngine>(cfg.llm, llm_batcher);
     e->llm->warm();
     e->load_ms_llm = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
-    e->tts = std::make_unique<lm::TtsEngine>(cfg.tts);
+    e->tts = std::make_unique<lm::TtsEngine>(cfg.tts, tts_batcher);
     e->tts->warm();
     e->load_ms_tts = ms_since(t0);
     t0 = std::chrono::steady_clock::now();

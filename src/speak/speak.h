@@ -45,11 +45,24 @@ struct Engines {
     double warm_ms_t2w = 0;  // building (and first-touching) the stream's graphs, within load_ms_t2w
 };
 
+// Decode batching across engine sets (rtf serve --batch on): the LLM and the TTS of every
+// set that load_engines builds with the same DecodeBatching are sequences of one shared
+// context each (models/lm/decode-batcher.h), their decode steps merged; the Token2Wav stream
+// stays per set. The first load_engines makes the two batchers.
+struct DecodeBatching {
+    int n_streams = 2;       // sequences per context: the engine sets that will join
+    double gather_ms = 2.0;  // BatcherConfig::gather_ms
+    std::shared_ptr<lm::DecodeBatcher> llm, tts;
+    nlohmann::json stats_json() const;  // {"llm": BatcherStats, "tts": ...}
+};
+
 // Resolves and checks the kit, fills the model paths into `cfg`, loads the three engines
 // and warms the Token2Wav stream for cfg.t2w. `shared_t2w`: another engine set's
 // Token2Wav model to build this set's stream on (a server's slots share one copy of the
 // weights; each slot keeps its own stream, LLM and TTS contexts); null = load one.
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w = nullptr);
+// `batching`: the LLM and TTS join its shared contexts instead (see DecodeBatching).
+std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w = nullptr,
+                                      DecodeBatching *batching = nullptr);
 
 struct SpeakResult {
     pipe::RunResult run;             // metrics + per-chunk record (profile/metrics.h)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # rtf serve + rtf load end to end on a tiny twin kit, on 127.0.0.1 only: the streamed audio
 # equals rtf speak's for the same text and seed (chunked PCM, WAV, SSE of both endpoints, two
-# streams at once on two slots);
+# streams of different text at once on two slots, with --batch off (the default: independent
+# contexts) and with --batch on (their LLM/TTS decode steps merged; greedy there, since a seeded
+# draw may flip on a last-bits difference: docs/serve.md "Batching numerics"));
 # refusals name the field (400), capacity refusals carry Retry-After (429), a client that
 # disconnects or stops reading cancels its stream and frees its slot, /metrics scrapes, /v1/runs/ID, rtf load
 # and its reports, and SIGTERM stops the server. Every request has a timeout; the server
@@ -10,17 +12,22 @@ source "$(dirname "$0")/../e2e/lib.sh"
 KIT=$TMP/kit
 "$RTF" twin --family minicpmo45 --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
 SRV_PID=
-trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+SRV2_PID=
+trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; [[ -n "$SRV2_PID" ]] && kill -9 "$SRV2_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 KNOBS=(--max-audio-s 1.5 --min-audio-s 1.5 --seed 7)
 
 # the reference: rtf speak's raw PCM for the same text and knobs
 "$RTF" speak --models "$KIT" --text "Hello from the server." "${KNOBS[@]}" -q -o - >"$TMP/ref.pcm" 2>/dev/null \
   && [[ -s "$TMP/ref.pcm" ]] && echo "ok: reference pcm $(stat -c %s "$TMP/ref.pcm") bytes" || { echo "FAIL: rtf speak"; exit 1; }
+"$RTF" speak --models "$KIT" --text "A second voice, other words." "${KNOBS[@]}" -q -o - >"$TMP/ref2.pcm" 2>/dev/null \
+  && [[ -s "$TMP/ref2.pcm" ]] && echo "ok: second reference pcm" || { echo "FAIL: rtf speak (second text)"; exit 1; }
 
 # bad server flags are usage errors naming the flag
 expect_rc 1 'max-streams' -- serve --models "$KIT" --max-streams 0
 expect_rc 1 'queue-timeout' -- serve --models "$KIT" --queue-timeout soon
 expect_rc 1 'send-buffer-kb' -- serve --models "$KIT" --send-buffer-kb 1
+expect_rc 1 'batch' -- serve --models "$KIT" --batch maybe
+expect_rc 1 'batch-gather-ms' -- serve --models "$KIT" --batch-gather-ms 500
 expect_rc 1 'models' -- serve --models "$TMP/nope"
 
 "$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 2 --max-queue 1 --queue-timeout 20s \
@@ -31,9 +38,9 @@ for _ in $(seq 1 240); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev
 PORT=$(cat "$TMP/port")
 echo "ok: listening on 127.0.0.1:$PORT"
 
-python3 - "$PORT" "$TMP/ref.pcm" <<'PY' || fails=$((fails+1))
+python3 - "$PORT" "$TMP/ref.pcm" "$TMP/ref2.pcm" <<'PY' || fails=$((fails+1))
 import base64, http.client, json, socket, sys, threading, time
-port, ref = int(sys.argv[1]), open(sys.argv[2], "rb").read()
+port, ref, ref2 = int(sys.argv[1]), open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
 T = 60  # seconds: every request is bounded
 
 def req(method, path, body=None, headers=None):
@@ -45,7 +52,7 @@ def req(method, path, body=None, headers=None):
     return r, data
 
 def speech(**kw):
-    return req("POST", "/v1/audio/speech", json.dumps(dict(model="rtf", input="Hello from the server.", **kw)))
+    return req("POST", "/v1/audio/speech", json.dumps(dict(dict(model="rtf", input="Hello from the server."), **kw)))
 
 def check(cond, what):
     if not cond:
@@ -60,15 +67,21 @@ r, pcm = speech(response_format="pcm")
 check(r.status == 200 and r.getheader("Transfer-Encoding") == "chunked", "pcm streamed (chunked)")
 check(pcm == ref, "streamed PCM equals rtf speak's (%d bytes)" % len(pcm))
 run_id = r.getheader("X-Rtf-Run-Id")
-# 1a. two streams at once on the two slots (shared Token2Wav weights): each equals the lone run
-both = []
-def one():
-    r, pcm = speech(response_format="pcm")
-    both.append((r.status, pcm))
-ts = [threading.Thread(target=one) for _ in range(2)]
+# 1a. two streams of different text at once on the two slots (--batch off, the default:
+# contexts of their own; shared Token2Wav weights): each equals rtf speak's PCM for its text
+both = {}
+def one(text, key):
+    r, pcm = speech(response_format="pcm", input=text)
+    both[key] = (r.status, pcm, r.getheader("X-Rtf-Run-Id"))
+ts = [threading.Thread(target=one, args=a) for a in [("Hello from the server.", 1), ("A second voice, other words.", 2)]]
 for t in ts: t.start()
 for t in ts: t.join(T)
-check(len(both) == 2 and all(st == 200 and p == ref for st, p in both), "two concurrent streams each equal rtf speak's PCM")
+check(len(both) == 2 and both[1][:2] == (200, ref) and both[2][:2] == (200, ref2),
+      "two concurrent streams of different text each equal rtf speak's PCM")
+b1 = json.loads(req("GET", "/v1/runs/" + both[1][2])[1])["serve"]["batch"]
+m = req("GET", "/metrics")[1].decode()
+check(b1 == {"on": False} and "rtf_batch_enabled 0" in m and json.loads(req("GET", "/health")[1])["batch"] is False,
+      "batch off in the run, /metrics and /health")
 # 2. WAV: a streaming header, then the same samples
 r, wav = speech()
 check(r.status == 200 and r.getheader("Content-Type") == "audio/wav", "wav content type")
@@ -194,7 +207,41 @@ grep -q "rtfkit load" "$TMP/load.md" && grep -q "<html" "$TMP/load.html" && echo
 expect_rc 1 'url' -- load --url "ftp://127.0.0.1:$PORT" --streams 1
 expect_rc 3 'INCOMPLETE' -- load --url "http://127.0.0.1:1" --streams 1 --requests 1 --timeout 5 -q
 
-# 11. SIGTERM stops it cleanly (bounded wait)
+# 11. --batch on: one LLM and one TTS context, the streams' decode steps merged; two streams
+# of different text at once each equal rtf speak's (greedy) PCM, and the run says so
+"$RTF" speak --models "$KIT" --text "Hello from the server." "${KNOBS[@]}" --greedy -q -o - >"$TMP/refg.pcm" 2>/dev/null
+"$RTF" speak --models "$KIT" --text "A second voice, other words." "${KNOBS[@]}" --greedy -q -o - >"$TMP/refg2.pcm" 2>/dev/null
+"$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port2" --max-streams 2 --batch on -q "${KNOBS[@]}" --greedy >"$TMP/serve2.log" 2>&1 &
+SRV2_PID=$!
+for _ in $(seq 1 240); do [[ -s "$TMP/port2" ]] && break; kill -0 $SRV2_PID 2>/dev/null || break; sleep 0.25; done
+if [[ -s "$TMP/port2" ]]; then
+python3 - "$(cat "$TMP/port2")" "$TMP/refg.pcm" "$TMP/refg2.pcm" <<'PY' || fails=$((fails+1))
+import http.client, json, sys, threading
+port, ref, ref2 = int(sys.argv[1]), open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
+def req(method, path, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    r = c.getresponse(); d = r.read(); c.close()
+    return r, d
+both = {}
+def one(text, key):
+    r, pcm = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": text, "response_format": "pcm"}))
+    both[key] = (r.status, pcm, r.getheader("X-Rtf-Run-Id"))
+ts = [threading.Thread(target=one, args=a) for a in [("Hello from the server.", 1), ("A second voice, other words.", 2)]]
+for t in ts: t.start()
+for t in ts: t.join(60)
+ok = len(ref) > 0 and len(both) == 2 and both[1][:2] == (200, ref) and both[2][:2] == (200, ref2)
+b = json.loads(req("GET", "/v1/runs/" + both[1][2])[1])["serve"]["batch"] if ok else {}
+m = req("GET", "/metrics")[1].decode()
+ok = ok and b.get("on") is True and b.get("tts_mean_batch", 0) >= 1 and "rtf_batch_enabled 1" in m \
+    and 'rtf_batch_mean_streams{stage="tts"}' in m and json.loads(req("GET", "/health")[1])["batch"] is True
+print(("ok" if ok else "FAIL") + ": --batch on: two concurrent streams of different text each equal rtf speak's PCM; batch on in run (%s), metrics, health" % b)
+sys.exit(0 if ok else 1)
+PY
+else echo "FAIL: the --batch on server did not start"; cat "$TMP/serve2.log"; fails=$((fails+1)); fi
+kill -TERM $SRV2_PID 2>/dev/null; wait $SRV2_PID 2>/dev/null
+
+# 12. SIGTERM stops it cleanly (bounded wait)
 kill -TERM $SRV_PID
 for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
 if kill -0 $SRV_PID 2>/dev/null; then echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1));

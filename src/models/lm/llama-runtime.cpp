@@ -1,5 +1,6 @@
 #include "models/lm/llama-runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -84,7 +85,7 @@ std::string take_llama_log() {
 }
 
 LlamaInstance load_llama(const std::string &path, const ModelPlacement &placement, bool embeddings,
-                         const std::string &what) {
+                         const std::string &what, int n_seq) {
     ensure_llama_backend();
     if (!std::filesystem::is_regular_file(path)) throw_setup(what + " file not found: " + path);
     placement.validate(what);
@@ -112,10 +113,13 @@ LlamaInstance load_llama(const std::string &path, const ModelPlacement &placemen
     if (!inst.model) throw_setup(what + ": libllama could not load " + path + ": " + take_llama_log());
 
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = placement.n_ctx;
+    cp.n_ctx = placement.n_ctx * static_cast<uint32_t>(std::max(1, n_seq));
     cp.n_batch = placement.n_batch;
     cp.n_ubatch = placement.n_batch;
-    cp.n_seq_max = 1;
+    cp.n_seq_max = static_cast<uint32_t>(std::max(1, n_seq));
+    // One KV buffer for all sequences: a batch of any set of them is one ubatch (with a KV
+    // split per sequence, libllama puts only consecutive sequence ids into one ubatch).
+    cp.kv_unified = n_seq > 1;
     cp.n_threads = placement.threads();
     cp.n_threads_batch = placement.threads_batch();
     cp.flash_attn_type = placement.flash_attn == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED

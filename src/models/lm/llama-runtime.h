@@ -41,8 +41,9 @@ struct LlamaInstance {
 
 // Loads `path` with `placement` and creates a context (embeddings output on when
 // `embeddings`). Throws rtf::Error(Setup) naming `what` and the file, quoting libllama's
-// reason, when the file is missing or libllama refuses it.
+// reason, when the file is missing or libllama refuses it. `n_seq` > 1: a context for that
+// many sequences (decode-batcher.h) with one unified KV cache of n_seq x placement.n_ctx cells.
 LlamaInstance load_llama(const std::string &path, const ModelPlacement &placement, bool embeddings,
-                         const std::string &what);
+                         const std::string &what, int n_seq = 1);
 
 }  // namespace rtf::lm

@@ -9,12 +9,23 @@
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "models/lm/condition.h"
+#include "models/lm/decode-batcher.h"
 #include "models/lm/llama-runtime.h"
 
 namespace rtf::lm {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+// Batched: the merge rule waits for this stream only while it is inside a call that decodes
+// (not while its caller hands a step on or waits for the TTS).
+struct ActiveScope {
+    DecodeBatcher::Stream *s;
+    explicit ActiveScope(DecodeBatcher::Stream *st) : s(st) { if (s) s->set_active(true); }
+    ~ActiveScope() { if (s) s->set_active(false); }
+    ActiveScope(const ActiveScope &) = delete;
+    ActiveScope &operator=(const ActiveScope &) = delete;
+};
 
 // Offset of the first byte that breaks UTF-8 (overlongs, surrogates, > U+10FFFF included), or npos.
 size_t utf8_error(std::string_view s) {
@@ -79,11 +90,17 @@ nlohmann::json LlmConfig::to_json() const {
 
 nlohmann::json LlmTimings::to_json() const {
     return {{"load_ms", load_ms},     {"n_prompt", n_prompt},   {"n_prompt_cached", n_prompt_cached}, {"prefill_ms", prefill_ms},
-            {"n_decoded", n_decoded}, {"decode_ms", decode_ms}, {"sample_ms", sample_ms}};
+            {"n_decoded", n_decoded}, {"decode_ms", decode_ms}, {"sample_ms", sample_ms}, {"batched", batched},
+            {"mean_batch", mean_batch}};
 }
 
 struct LlmEngine::Impl {
-    LlamaInstance inst;
+    LlamaInstance inst;  // alone: the model and its own context
+    // batched: the shared context's sequence (decode-batcher.h); `inst` stays empty
+    std::shared_ptr<DecodeBatcher> batcher;
+    std::unique_ptr<DecodeBatcher::Stream> bs;
+    const DecodeResult *res = nullptr;  // the last batched decode's outputs
+    const llama_model *model = nullptr;
     const llama_vocab *vocab = nullptr;
     LlamaSamplerPtr sampler;
     llama_batch batch{};
@@ -104,21 +121,47 @@ struct LlmEngine::Impl {
 
     ~Impl() { llama_batch_free(batch); }
 
+    // KV of this engine's sequence at positions >= p0 dropped (0 = all).
+    void kv_rm(int p0) {
+        if (bs) bs->seq_rm(p0);
+        else if (p0 == 0) llama_memory_clear(llama_get_memory(inst.ctx.get()), true);
+        else llama_memory_seq_rm(llama_get_memory(inst.ctx.get()), 0, p0, -1);
+    }
+    // Embedding row of output i of the last decode (-1 = the last output).
+    const float *embd(int i) const {
+        if (!bs) return llama_get_embeddings_ith(inst.ctx.get(), i);
+        if (!res || res->embd.empty()) return nullptr;
+        return res->embd_row(i < 0 ? res->n_out - 1 : i);
+    }
+    // The next token from the last decode's last logits. Batched: the steps of
+    // llama_sampler_sample on the copied logits (same candidates, same chain, same result).
+    int32_t sample() {
+        if (!bs) return llama_sampler_sample(sampler.get(), inst.ctx.get(), -1);
+        if (!res || res->logits.empty()) throw_runtime("llm: no logits to sample from (batched decode)");
+        const float *lg = res->logits_row(res->n_out - 1);
+        cur.resize(static_cast<size_t>(res->n_vocab));
+        for (int t = 0; t < res->n_vocab; ++t) cur[static_cast<size_t>(t)] = llama_token_data{t, lg[t], 0.0f};
+        llama_token_data_array arr{cur.data(), cur.size(), -1, false};
+        llama_sampler_apply(sampler.get(), &arr);
+        if (arr.selected < 0 || arr.selected >= static_cast<int64_t>(arr.size))
+            throw_runtime("llm: the sampler chain selected no token");
+        const int32_t tok = arr.data[arr.selected].id;
+        llama_sampler_accept(sampler.get(), tok);
+        return tok;
+    }
+    std::vector<llama_token_data> cur;
+    int64_t batch_mark_n = 0, batch_mark_sum = 0;  // the stream's counters at the reply's start
     // Keeps the longest common prefix of `toks` with the cached prompt, drops the rest of the
     // KV and returns the prefix length (0 when `use` is false). `need_logits`: sampling needs
     // the last token's logits, so a tail is decoded again even when all of it is cached; that
     // tail is at least 2 tokens, because ggml's single-row products take another kernel than
     // batched ones, and a 1-token tail would give other bits than the full prefill did.
     int reuse_prompt(const std::vector<int32_t> &toks, bool use, bool need_logits) {
-        llama_memory_t mem = llama_get_memory(inst.ctx.get());
         size_t c = 0;
         if (use)
             while (c < toks.size() && c < kv_prompt.size() && toks[c] == kv_prompt[c]) ++c;
         if (need_logits && toks.size() - c < 2) c = toks.size() >= 2 ? toks.size() - 2 : 0;
-        if (c == 0 || !llama_memory_seq_rm(mem, 0, static_cast<llama_pos>(c), -1)) {
-            llama_memory_clear(mem, true);
-            c = 0;
-        }
+        kv_rm(static_cast<int>(c));  // c == 0: all of it
         kv_prompt.clear();  // set again once the new prompt is decoded
         return static_cast<int>(c);
     }
@@ -126,6 +169,17 @@ struct LlmEngine::Impl {
     void decode(const int32_t *toks, int n, int pos0, bool all_outputs, const char *what) {
         for (int s = 0; s < n; s += n_batch) {
             const int m = std::min(n_batch, n - s);
+            if (bs) {
+                DecodeRequest r;
+                r.tokens = toks + s;
+                r.n = m;
+                r.pos0 = pos0 + s;
+                r.all_outputs = all_outputs;
+                r.want_embd = true;
+                r.want_logits = !all_outputs && s + m == n;  // sampling reads the last row's
+                res = &bs->decode(r);
+                continue;
+            }
             batch.n_tokens = m;
             for (int i = 0; i < m; ++i) {
                 batch.token[i] = toks[s + i];
@@ -142,14 +196,25 @@ struct LlmEngine::Impl {
     }
 };
 
-LlmEngine::LlmEngine(const LlmConfig &cfg) : p_(std::make_unique<Impl>()), cfg_(cfg) {
+LlmEngine::LlmEngine(const LlmConfig &cfg, std::shared_ptr<DecodeBatcher> batcher)
+    : p_(std::make_unique<Impl>()), cfg_(cfg) {
     const auto t0 = Clock::now();
     cfg_.validate();
-    p_->inst = load_llama(cfg_.model_path, cfg_.placement, /*embeddings=*/true, "llm");
-    p_->vocab = llama_model_get_vocab(p_->inst.model.get());
-    p_->n_embd = llama_model_n_embd(p_->inst.model.get());
-    p_->n_ctx = static_cast<int>(llama_n_ctx(p_->inst.ctx.get()));
-    p_->n_batch = static_cast<int>(cfg_.placement.n_batch);
+    if (batcher) {
+        if (!batcher->backend().model()) throw_usage("llm: the decode batcher has no libllama model");
+        p_->batcher = std::move(batcher);
+        p_->bs = p_->batcher->join();
+        p_->model = p_->batcher->backend().model();
+        p_->n_ctx = p_->batcher->backend().n_ctx_seq();
+        p_->n_batch = std::min(static_cast<int>(cfg_.placement.n_batch), p_->batcher->config().max_rows);
+    } else {
+        p_->inst = load_llama(cfg_.model_path, cfg_.placement, /*embeddings=*/true, "llm");
+        p_->model = p_->inst.model.get();
+        p_->n_ctx = static_cast<int>(llama_n_ctx(p_->inst.ctx.get()));
+        p_->n_batch = static_cast<int>(cfg_.placement.n_batch);
+    }
+    p_->vocab = llama_model_get_vocab(p_->model);
+    p_->n_embd = llama_model_n_embd(p_->model);
     p_->batch = llama_batch_init(p_->n_batch, 0, 1);
     p_->tts_eos = special_id("<|tts_eos|>");
     p_->tts_bos = special_id("<|tts_bos|>");
@@ -231,6 +296,7 @@ void LlmEngine::start(const std::string &prompt) {
         llama_sampler_chain_add(ch, llama_sampler_init_dist(cfg_.seed));
     }
     reset_timings();
+    ActiveScope active(p_->bs.get());
     const auto t0 = Clock::now();
     const int cached = p_->reuse_prompt(toks, cfg_.prompt_cache, /*need_logits=*/true);
     p_->decode(toks.data() + cached, static_cast<int>(toks.size()) - cached, cached, false, "prompt");
@@ -252,6 +318,7 @@ void LlmEngine::start_text(const std::string &text) {
         throw_usage("prompt of " + std::to_string(n_all) + " tokens (template + text) exceeds context " +
                     std::to_string(p_->n_ctx) + " (raise the LLM n_ctx or shorten the text)");
     reset_timings();
+    ActiveScope active(p_->bs.get());
     const auto t0 = Clock::now();
     const int cached = p_->reuse_prompt(prefix, cfg_.prompt_cache, /*need_logits=*/false);
     p_->decode(prefix.data() + cached, static_cast<int>(prefix.size()) - cached, cached, false, "prompt");
@@ -280,7 +347,7 @@ void LlmEngine::forced_compute(size_t upto) {
         const int m = static_cast<int>(std::min(upto - s, static_cast<size_t>(p.n_batch)));
         p.decode(p.forced_ids.data() + s, m, p.forced_pos0 + static_cast<int>(s), true, "text");
         for (int i = 0; i < m; ++i) {
-            const float *e = llama_get_embeddings_ith(p.inst.ctx.get(), i);
+            const float *e = p.embd(i);
             if (!e) throw_runtime("llm: libllama returned no embeddings for the text: " + take_llama_log());
             std::memcpy(p.forced_hidden.data() + (s + static_cast<size_t>(i)) * static_cast<size_t>(p.n_embd), e,
                         static_cast<size_t>(p.n_embd) * sizeof(float));
@@ -297,11 +364,11 @@ void LlmEngine::warm() {
     auto toks = build_prompt(*this, cfg_, p_->tts_bos, "Hello, how are you today?");
     const int n = static_cast<int>(std::min<size_t>(toks.size(), static_cast<size_t>(p_->n_batch)));
     if (n < 1 || n + 1 > p_->n_ctx) return;
-    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    p_->kv_rm(0);
     p_->kv_prompt.clear();
     p_->decode(toks.data(), n, 0, true, "warm-up");
     p_->decode(toks.data(), 1, n, false, "warm-up");
-    llama_memory_clear(llama_get_memory(p_->inst.ctx.get()), true);
+    p_->kv_rm(0);
     if (!cfg_.prompt_cache) return;
     // The shared part of every prompt, decoded once now: with text mode "fixed" the whole
     // template; otherwise what precedes the user's words (system turn, user-turn header).
@@ -315,6 +382,10 @@ void LlmEngine::warm() {
 }
 
 void LlmEngine::reset_timings() {
+    if (p_->bs) {
+        p_->batch_mark_n = p_->bs->n_decodes();
+        p_->batch_mark_sum = p_->bs->sum_batch();
+    }
     LlmTimings t;
     t.load_ms = timings_.load_ms;
     timings_ = t;
@@ -322,9 +393,18 @@ void LlmEngine::reset_timings() {
 
 bool LlmEngine::done() const { return p_->mode == Impl::Mode::Idle; }
 
+bool LlmEngine::batched() const { return p_->bs != nullptr; }
+
+double LlmEngine::mean_batch() const {
+    if (!p_->bs) return 1.0;
+    const int64_t n = p_->bs->n_decodes() - p_->batch_mark_n;
+    return n > 0 ? static_cast<double>(p_->bs->sum_batch() - p_->batch_mark_sum) / static_cast<double>(n) : 0.0;
+}
+
 LlmStep LlmEngine::next_step() {
     Impl &p = *p_;
     if (p.mode == Impl::Mode::Idle) throw_usage("llm: next_step() without a reply in progress (call start() first)");
+    ActiveScope active(p.bs.get());
     LlmStep st;
     st.n_embd = p.n_embd;
     auto take = [&](int32_t tok, const float *h) {
@@ -353,7 +433,7 @@ LlmStep LlmEngine::next_step() {
         if (cfg_.max_tokens > 0 && p.n_generated >= cfg_.max_tokens) { finish("max_tokens"); break; }
         if (p.pos >= p.n_ctx) { finish("context"); break; }
         auto t0 = Clock::now();
-        const int32_t tok = llama_sampler_sample(p.sampler.get(), p.inst.ctx.get(), -1);
+        const int32_t tok = p.sample();
         timings_.sample_ms += ms_since(t0);
         if (tok == p.tts_eos || llama_vocab_is_eog(p.vocab, tok)) { finish("eos"); break; }
         // Feeding the token yields its own hidden state and the next token's logits.
@@ -363,7 +443,7 @@ LlmStep LlmEngine::next_step() {
         ++timings_.n_decoded;
         ++p.pos;
         ++p.n_generated;
-        const float *h = llama_get_embeddings_ith(p.inst.ctx.get(), -1);
+        const float *h = p.embd(-1);
         if (!h) throw_runtime("llm: libllama returned no embeddings: " + take_llama_log());
         take(tok, h);
     }

@@ -10,6 +10,10 @@
 //   llm.start("Tell me a story.");            // prefill (timed separately)
 //   while (true) { LlmStep s = llm.next_step(); tts.feed(s); if (s.is_last) break; }
 //
+// Batched (decode-batcher.h): given a batcher, the engine is one sequence of the batcher's
+// shared context and its decodes merge with other engines'; same API, own sampler and prompt
+// cache (kept per sequence), no context of its own. docs/serve.md "Batching" has the numerics.
+//
 // Thread-safety: one thread drives an engine at a time. Steps own their data.
 #include <cstdint>
 #include <functional>
@@ -23,6 +27,8 @@
 #include "models/lm/placement.h"
 
 namespace rtf::lm {
+
+class DecodeBatcher;
 
 struct LlmConfig {
     std::string model_path;        // Qwen3 GGUF (required)
@@ -73,6 +79,8 @@ struct LlmTimings {
     double decode_ms = 0;   // llama_decode time of those
     double sample_ms = 0;   // sampler time
     double load_ms = 0;
+    bool batched = false;     // decodes merged with other streams' (decode-batcher.h)
+    double mean_batch = 1;    // batched: mean streams per decode this reply took part in
     nlohmann::json to_json() const;
 };
 
@@ -82,7 +90,9 @@ void check_text(std::string_view text, const std::string &what);
 
 class LlmEngine {
 public:
-    explicit LlmEngine(const LlmConfig &cfg);  // loads; throws rtf::Error(Setup)
+    // Loads; throws rtf::Error(Setup). With `batcher` (made by make_llama_batcher on the same
+    // file): joins it as one sequence instead of creating a context.
+    explicit LlmEngine(const LlmConfig &cfg, std::shared_ptr<DecodeBatcher> batcher = nullptr);
     ~LlmEngine();
     LlmEngine(const LlmEngine &) = delete;
     LlmEngine &operator=(const LlmEngine &) = delete;
@@ -104,8 +114,14 @@ public:
     // Runs next_step() until is_last or until `on_step` returns false.
     void generate(const std::function<bool(const LlmStep &)> &on_step);
     bool done() const;
+    bool batched() const;
 
-    LlmTimings timings() const { return timings_; }
+    LlmTimings timings() const {
+        LlmTimings t = timings_;
+        t.batched = batched();
+        t.mean_batch = mean_batch();
+        return t;
+    }
     const LlmConfig &config() const { return cfg_; }
     int n_embd() const;
     int n_ctx() const;
@@ -117,6 +133,7 @@ public:
 private:
     void forced_compute(size_t upto);  // hidden rows of the forced reply up to token `upto`
     void reset_timings();              // per reply; load_ms stays
+    double mean_batch() const;
     struct Impl;
     std::unique_ptr<Impl> p_;
     LlmConfig cfg_;

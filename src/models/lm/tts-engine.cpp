@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "models/lm/decode-batcher.h"
 #include "models/lm/derived-tts-model.h"
 #include "models/lm/llama-runtime.h"
 #include "models/lm/llm-engine.h"
@@ -73,6 +74,62 @@ private:
     bool valid_ = false;
 };
 
+// The same transformer as one sequence of a shared context (decode-batcher.h): the rows of
+// each decode are merged with other streams' pending decodes; hidden and logits of the last
+// row are copied back.
+class BatchedTtsForward final : public TtsForward {
+public:
+    explicit BatchedTtsForward(std::shared_ptr<DecodeBatcher> b) : b_(std::move(b)), s_(b_->join()) {
+        n_ctx_ = b_->backend().n_ctx_seq();
+    }
+    void clear() override {
+        s_->seq_rm(0);
+        res_ = nullptr;
+    }
+    void decode(const float *rows, int n, int pos0) override {
+        res_ = nullptr;
+        const int max = b_->config().max_rows;
+        for (int start = 0; start < n; start += max) {
+            const int m = std::min(max, n - start);
+            DecodeRequest r;
+            r.embd = rows + static_cast<size_t>(start) * static_cast<size_t>(n_embd_);
+            r.n = m;
+            r.pos0 = pos0 + start;
+            r.rm_from = start == 0 ? pos0 : -1;  // as alone: KV entries at >= pos0 dropped first
+            r.want_embd = r.want_logits = start + m == n;
+            res_ = &s_->decode(r);
+        }
+    }
+    std::span<const float> hidden() override {
+        if (!res_ || res_->embd.empty()) throw_runtime("tts: no decoded row to read the hidden state of");
+        return {res_->embd_row(res_->n_out - 1), static_cast<size_t>(res_->n_embd)};
+    }
+    std::span<const float> logits() override {
+        if (!res_ || res_->logits.empty()) return {};
+        return {res_->logits_row(res_->n_out - 1), static_cast<size_t>(res_->n_vocab)};
+    }
+    int n_ctx() const override { return n_ctx_; }
+    void set_n_embd(int n) { n_embd_ = n; }
+    DecodeBatcher::Stream &stream() { return *s_; }
+
+private:
+    std::shared_ptr<DecodeBatcher> b_;
+    std::unique_ptr<DecodeBatcher::Stream> s_;
+    const DecodeResult *res_ = nullptr;
+    int n_ctx_ = 0, n_embd_ = 0;
+};
+
+namespace {
+// Batched: the merge rule waits for this stream only inside a call that decodes.
+struct TtsActiveScope {
+    DecodeBatcher::Stream *s;
+    explicit TtsActiveScope(DecodeBatcher::Stream *st) : s(st) { if (s) s->set_active(true); }
+    ~TtsActiveScope() { if (s) s->set_active(false); }
+    TtsActiveScope(const TtsActiveScope &) = delete;
+    TtsActiveScope &operator=(const TtsActiveScope &) = delete;
+};
+}  // namespace
+
 void TtsConfig::validate() const {
     if (model_path.empty()) throw_usage("tts.model_path is empty: give the TTS GGUF (…/tts/MiniCPM-o-4_5-tts-F16.gguf)");
     placement.validate("tts");
@@ -103,18 +160,32 @@ nlohmann::json TtsConfig::to_json() const {
 nlohmann::json TtsTimings::to_json() const {
     return {{"load_ms", load_ms},           {"prefill_ms", prefill_ms}, {"n_prefill_rows", n_prefill_rows},
             {"n_prefill_calls", n_prefill_calls}, {"decode_ms", decode_ms},   {"n_decode", n_decode},
-            {"sample_ms", sample_ms},       {"n_steps", n_steps},       {"n_codes", n_codes}};
+            {"sample_ms", sample_ms},       {"n_steps", n_steps},       {"n_codes", n_codes},
+            {"batched", batched},           {"mean_batch", mean_batch}};
 }
 
-TtsEngine::TtsEngine(const TtsConfig &cfg) : cfg_(cfg) {
+TtsEngine::TtsEngine(const TtsConfig &cfg, const TtsBatcherSource &batcher) : cfg_(cfg) {
     const auto t0 = std::chrono::steady_clock::now();
     cfg_.validate();
     weights_ = std::make_unique<TtsWeights>(cfg_.model_path, cfg_.projector_path);
     const std::string cache = cfg_.cache_dir.empty() ? default_tts_cache_dir(cfg_.model_path) : cfg_.cache_dir;
     derived_path_ = ensure_derived_tts_model(*weights_, cache);
-    fwd_ = std::make_unique<LlamaTtsForward>(derived_path_, cfg_.placement);
-    if (fwd_->n_embd() != dims().n_embd)
-        throw_setup(derived_path_ + ": transformer width " + std::to_string(fwd_->n_embd()) + " != emb_code width " +
+    int width = 0;
+    if (batcher) {
+        auto b = batcher(derived_path_);
+        if (!b || !b->backend().model()) throw_setup("tts: no libllama decode batcher for " + derived_path_);
+        width = llama_model_n_embd(b->backend().model());
+        auto f = std::make_unique<BatchedTtsForward>(std::move(b));
+        f->set_n_embd(width);
+        bs_ = &f->stream();
+        fwd_ = std::move(f);
+    } else {
+        auto f = std::make_unique<LlamaTtsForward>(derived_path_, cfg_.placement);
+        width = f->n_embd();
+        fwd_ = std::move(f);
+    }
+    if (width != dims().n_embd)
+        throw_setup(derived_path_ + ": transformer width " + std::to_string(width) + " != emb_code width " +
                     std::to_string(dims().n_embd));
     TtsGenOptions o;
     o.mode = cfg_.mode;
@@ -133,9 +204,20 @@ TtsEngine::TtsEngine(const TtsConfig &cfg) : cfg_(cfg) {
 
 TtsEngine::~TtsEngine() = default;
 
-void TtsEngine::begin_utterance() { gen_->begin_turn(); }
+void TtsEngine::begin_utterance() {
+    gen_->begin_turn();
+    mark_batch();
+}
+
+void TtsEngine::mark_batch() {
+    if (!bs_) return;
+    batch_mark_n_ = bs_->n_decodes();
+    batch_mark_sum_ = bs_->sum_batch();
+}
 
 std::vector<AudioChunk> TtsEngine::feed(const TtsInput &in) {
+    TtsActiveScope active(bs_);
+    if (!gen_->in_turn()) mark_batch();
     std::vector<AudioChunk> out;
     gen_->feed(in, out);
     return out;
@@ -151,6 +233,7 @@ std::vector<AudioChunk> TtsEngine::feed(const LlmStep &step) {
 
 std::vector<AudioChunk> TtsEngine::feed_queued(std::span<const TtsInput> queued) {
     if (cfg_.mode != TtsMode::Duplex) throw_usage("TtsEngine::feed_queued is the duplex input; this engine is simplex");
+    TtsActiveScope active(bs_);
     std::vector<AudioChunk> out;
     DuplexBatch batch;
     while (!queued.empty()) {
@@ -178,6 +261,11 @@ TtsTimings TtsEngine::timings() const {
     t.decode_ms = c.decode_ms;
     t.sample_ms = c.sample_ms;
     t.load_ms = load_ms_;
+    t.batched = bs_ != nullptr;
+    if (bs_) {
+        const int64_t n = bs_->n_decodes() - batch_mark_n_;
+        t.mean_batch = n > 0 ? static_cast<double>(bs_->sum_batch() - batch_mark_sum_) / static_cast<double>(n) : 0.0;
+    }
     return t;
 }
 

@@ -18,12 +18,14 @@
 //
 // Thread-safety: one thread drives an engine at a time; separate engines are independent.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/lm/decode-batcher.h"
 #include "models/lm/placement.h"
 #include "models/lm/tts-generator.h"
 #include "models/lm/tts-weights.h"
@@ -31,6 +33,10 @@
 namespace rtf::lm {
 
 struct LlmStep;
+
+// Batched TTS: given the derived llama file's path, the decode batcher (make_llama_batcher on
+// that file, embedding input) this engine joins as one sequence. Empty = a context of its own.
+using TtsBatcherSource = std::function<std::shared_ptr<DecodeBatcher>(const std::string &derived_path)>;
 
 struct TtsConfig {
     std::string model_path;      // TTS GGUF (required)
@@ -55,6 +61,8 @@ struct TtsConfig {
 struct TtsTimings {
     int64_t n_prefill_rows = 0, n_prefill_calls = 0, n_decode = 0, n_codes = 0, n_steps = 0;
     double prefill_ms = 0, decode_ms = 0, sample_ms = 0, load_ms = 0;
+    bool batched = false;   // decodes merged with other streams' (decode-batcher.h)
+    double mean_batch = 1;  // batched: mean streams per decode since the utterance began
     nlohmann::json to_json() const;
 };
 
@@ -62,7 +70,10 @@ class LlamaTtsForward;
 
 class TtsEngine {
 public:
-    explicit TtsEngine(const TtsConfig &cfg);  // throws rtf::Error(Setup) for missing/bad files
+    // Throws rtf::Error(Setup) for missing/bad files. `batcher`: run the transformer as one
+    // sequence of a shared context (decode-batcher.h; same API and results up to the
+    // batching numerics of docs/serve.md) instead of a context of its own.
+    explicit TtsEngine(const TtsConfig &cfg, const TtsBatcherSource &batcher = {});
     ~TtsEngine();
     TtsEngine(const TtsEngine &) = delete;
     TtsEngine &operator=(const TtsEngine &) = delete;
@@ -105,7 +116,10 @@ private:
     TtsConfig cfg_;
     std::unique_ptr<TtsWeights> weights_;
     std::string derived_path_;
-    std::unique_ptr<LlamaTtsForward> fwd_;
+    void mark_batch();
+    std::unique_ptr<TtsForward> fwd_;
+    DecodeBatcher::Stream *bs_ = nullptr;  // batched: the sequence fwd_ decodes on
+    int64_t batch_mark_n_ = 0, batch_mark_sum_ = 0;
     std::unique_ptr<TtsGenerator> gen_;
     double load_ms_ = 0;
 };
