@@ -4,14 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "core/error.h"
 #include "models/t2w/packed-gemm.h"
+#include "models/t2w/packed-registry.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -239,32 +237,15 @@ void conv_reference(const float *w, const Geometry &g, const float *x, int64_t l
 }
 
 namespace {
-
-struct Registry {
-    std::shared_mutex mu;
-    std::unordered_set<const ggml_tensor *> set;
-};
-Registry &registry() {
-    static Registry r;
+PackedRegistry &registry() {
+    static PackedRegistry r;
     return r;
 }
-
 }  // namespace
 
-void register_packed(const ggml_tensor *w) {
-    std::unique_lock lk(registry().mu);
-    registry().set.insert(w);
-}
-
-void unregister_packed(const ggml_tensor *w) {
-    std::unique_lock lk(registry().mu);
-    registry().set.erase(w);
-}
-
-bool is_packed(const ggml_tensor *w) {
-    std::shared_lock lk(registry().mu);
-    return registry().set.count(w) != 0;
-}
+void register_packed(const ggml_tensor *w) { registry().add(w); }
+void unregister_packed(const ggml_tensor *w) { registry().remove(w); }
+bool is_packed(const ggml_tensor *w) { return registry().contains(w); }
 
 namespace {
 

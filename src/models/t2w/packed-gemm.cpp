@@ -4,11 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "models/t2w/packed-registry.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -176,32 +175,15 @@ void gemm_reference(const float *w, int64_t N, int64_t K, const float *x, int64_
 }
 
 namespace {
-
-struct Registry {
-    std::shared_mutex mu;
-    std::unordered_set<const ggml_tensor *> set;
-};
-Registry &registry() {
-    static Registry r;
+PackedRegistry &registry() {
+    static PackedRegistry r;
     return r;
 }
-
 }  // namespace
 
-void register_packed(const ggml_tensor *w) {
-    std::unique_lock lk(registry().mu);
-    registry().set.insert(w);
-}
-
-void unregister_packed(const ggml_tensor *w) {
-    std::unique_lock lk(registry().mu);
-    registry().set.erase(w);
-}
-
-bool is_packed(const ggml_tensor *w) {
-    std::shared_lock lk(registry().mu);
-    return registry().set.count(w) != 0;
-}
+void register_packed(const ggml_tensor *w) { registry().add(w); }
+void unregister_packed(const ggml_tensor *w) { registry().remove(w); }
+bool is_packed(const ggml_tensor *w) { return registry().contains(w); }
 
 namespace {
 
