@@ -89,6 +89,9 @@ void add_load_command(CLI::App &app, Action &action) {
     sub->add_option("--url", o->c.url, "Server, http://host:port")->default_str(o->c.url);
     sub->add_option("--path", o->c.path, "Endpoint: /v1/audio/speech or /v1/speak")->default_str(o->c.path);
     sub->add_option("--input", o->c.input, "Text of every request")->default_str(o->c.input);
+    sub->add_option("--prompt", o->c.prompt,
+                    "Prompt mode: the LLM answers this prompt in every request (with --path /v1/speak), so its "
+                    "token-by-token decode is part of the load");
     sub->add_option("--streams", o->c.streams, "Concurrent clients (closed loop)")->default_val(o->c.streams);
     sub->add_option("--rate", o->c.rate, "Poisson arrivals per second (open loop; replaces --streams)");
     sub->add_option("--duration", o->duration, "No new request after this (e.g. 60s, 2m)")->default_str(o->duration);

@@ -13,6 +13,7 @@ const char *to_string(Admission a) {
     case Admission::QueueFull: return "queue_full";
     case Admission::TimedOut: return "queue_timeout";
     case Admission::Closed: return "closed";
+    case Admission::Abandoned: return "client_gone";
     }
     return "?";
 }
@@ -37,7 +38,7 @@ void AdmissionGate::notify_locked(std::unique_lock<std::mutex> &l) {
     l.lock();
 }
 
-AdmissionGate::Ticket AdmissionGate::acquire(double timeout_ms) {
+AdmissionGate::Ticket AdmissionGate::acquire(double timeout_ms, const std::function<bool()> &gone) {
     const auto t0 = std::chrono::steady_clock::now();
     Ticket t;
     std::unique_lock<std::mutex> l(mu_);
@@ -60,15 +61,30 @@ AdmissionGate::Ticket AdmissionGate::acquire(double timeout_ms) {
     waiting_.push_back(me);
     notify_locked(l);
     const auto deadline = t0 + std::chrono::duration<double, std::milli>(timeout_ms);
-    const bool got = cv_.wait_until(l, std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline), [&] {
-        return closed_ || (!free_.empty() && waiting_.front() == me);
-    });
+    auto ready = [&] { return closed_ || (!free_.empty() && waiting_.front() == me); };
+    // Slices of at most 50 ms, so a waiter whose client hung up leaves the line soon (`gone`
+    // has no condition variable of its own).
+    bool got = false, abandoned = false;
+    for (;;) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) break;
+        const auto until = std::min(deadline, now + std::chrono::duration<double, std::milli>(50.0));
+        if (cv_.wait_until(l, std::chrono::time_point_cast<std::chrono::steady_clock::duration>(until), ready)) {
+            got = true;
+            break;
+        }
+        if (gone && gone()) {
+            abandoned = true;
+            break;
+        }
+    }
+    if (!got) got = ready();
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), me));
-    if (got && !closed_) {
+    if (got && !closed_ && !abandoned) {
         cv_.notify_all();  // the next in line may find another free slot
         return take();
     }
-    t.outcome = closed_ ? Admission::Closed : Admission::TimedOut;
+    t.outcome = closed_ ? Admission::Closed : abandoned ? Admission::Abandoned : Admission::TimedOut;
     t.waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     cv_.notify_all();  // the line moved up
     notify_locked(l);

@@ -9,7 +9,9 @@
 // (a ticket queue), so a burst cannot starve an early request. A request that finds
 // `max_queue` others already waiting is refused at once (QueueFull -> HTTP 429); one whose
 // wait runs out is refused then (TimedOut -> HTTP 503). close() refuses every waiter and
-// all later requests (Closed): the server is stopping. Thread-safe.
+// all later requests (Closed): the server is stopping. A waiter whose `gone` test turns true
+// (its client hung up: connection-watch.h) leaves the queue within ~50 ms (Abandoned).
+// Thread-safe.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,7 +22,7 @@
 
 namespace rtf::serve {
 
-enum class Admission { Admitted, QueueFull, TimedOut, Closed };
+enum class Admission { Admitted, QueueFull, TimedOut, Closed, Abandoned };
 const char *to_string(Admission a);
 
 class AdmissionGate {
@@ -45,7 +47,8 @@ public:
     };
 
     AdmissionGate(int n_slots, int max_queue);
-    Ticket acquire(double timeout_ms);
+    // `gone` (may be empty) is called under the gate's lock: it must only read a flag.
+    Ticket acquire(double timeout_ms, const std::function<bool()> &gone = {});
     void close();
     int active() const;
     int queued() const;

@@ -47,6 +47,7 @@ Target parse_url(const std::string &url) {
 }
 
 std::string request_body(const LoadConfig &c) {
+    if (!c.prompt.empty()) return json{{"prompt", c.prompt}, {"stream_format", "audio"}, {"response_format", "pcm"}}.dump();
     if (c.path == "/v1/speak") return json{{"text", c.input}, {"stream_format", "audio"}, {"response_format", "pcm"}}.dump();
     return json{{"model", "rtf"}, {"input", c.input}, {"response_format", "pcm"}, {"stream_format", "audio"}}.dump();
 }
@@ -127,6 +128,7 @@ void LoadConfig::validate() const {
     parse_url(url);
     if (path != "/v1/audio/speech" && path != "/v1/speak") throw_usage("--path: must be /v1/audio/speech or /v1/speak");
     if (input.empty()) throw_usage("--input: must not be empty");
+    if (!prompt.empty() && path != "/v1/speak") throw_usage("--prompt: needs --path /v1/speak (the OpenAI endpoint takes text only)");
     if (streams < 0 || streams > 1024) throw_usage("--streams: must be in [0, 1024]");
     if (streams == 0 && !(rate > 0 && rate <= 1000)) throw_usage("--rate: give requests per second in (0, 1000], or --streams N");
     if (streams > 0 && rate > 0) throw_usage("--streams and --rate exclude each other (closed or open loop)");
@@ -138,7 +140,7 @@ void LoadConfig::validate() const {
 }
 
 json LoadConfig::to_json() const {
-    return {{"url", url},          {"path", path},         {"input", input},
+    return {{"url", url},          {"path", path},         {"input", input}, {"prompt", prompt},
             {"streams", streams},  {"rate", rate},         {"duration_s", duration_s},
             {"requests", requests}, {"startup_buffer_ms", startup_buffer_ms},
             {"timeout_s", timeout_s}, {"max_in_flight", max_in_flight}, {"seed", seed},

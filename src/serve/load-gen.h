@@ -31,6 +31,9 @@ struct LoadConfig {
     std::string url = "http://127.0.0.1:8080";  // http://host:port
     std::string path = "/v1/audio/speech";
     std::string input = "Real time means the listener never waits.";
+    // Prompt mode: the LLM writes each reply to this prompt (POST /v1/speak {"prompt"}), so its
+    // token-by-token decode is part of the load; "" = text mode (`input` spoken as given).
+    std::string prompt;
     int streams = 1;            // fixed concurrency (closed loop); 0 = use `rate`
     double rate = 0;            // Poisson arrivals per second (open loop), when streams == 0
     double duration_s = 30;     // no new request after this

@@ -127,6 +127,11 @@ std::string ServeMetrics::render() const {
     }
     help(o, "rtf_cancelled_total", "counter", "Streams cancelled because the client disconnected or stopped reading");
     o << "rtf_cancelled_total " << cancelled_ << '\n';
+    help(o, "rtf_abandoned_total", "counter", "Requests whose client hung up while they waited in the queue");
+    {
+        auto it = rejected_.find("client_gone");
+        o << "rtf_abandoned_total " << (it == rejected_.end() ? 0 : it->second) << '\n';
+    }
     help(o, "rtf_stream_errors_total", "counter", "Streams ended by a stage failure");
     o << "rtf_stream_errors_total " << errors_ << '\n';
     help(o, "rtf_audio_seconds_total", "counter", "Seconds of audio streamed");

@@ -6,6 +6,7 @@
 //   rtf_requests_total{endpoint,code}                              counter
 //   rtf_rejected_total{reason="queue_full"|"queue_timeout"}        counter (429 / 503)
 //   rtf_cancelled_total                                            streams whose client left
+//   rtf_abandoned_total                                            queued requests whose client left
 //   rtf_stream_errors_total                                        streams a stage failure ended
 //   rtf_audio_seconds_total, rtf_stage_busy_seconds_total{stage}   counters
 //   rtf_starved_streams_total, rtf_starvation_seconds_total        playback gaps (jitter buffer of the run)

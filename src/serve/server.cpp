@@ -34,10 +34,21 @@ std::string sse_event(const std::string &event, const json &j) { return "event: 
 }  // namespace
 
 struct Server::Stream {
+    explicit Stream(ConnectionWatch &w) : watch(w) {}
+    ~Stream() { unwatch(); }
+    // Before httplib may close the connection (the end of run_stream, or this stream's
+    // destruction with the response, whichever is first).
+    void unwatch() {
+        if (watch_id >= 0) watch.remove(watch_id);
+        watch_id = -1;
+    }
     int64_t id = 0;
     SpeechRequest req;
     std::unique_ptr<AdmissionGate::Lease> lease;
     pipe::CancelToken cancel;
+    std::atomic<bool> gone{false};  // the watch saw the client hang up
+    ConnectionWatch &watch;
+    int64_t watch_id = -1;
     Clock::time_point t_arrival;
     double queue_wait_ms = 0;
     bool ran = false;
@@ -229,7 +240,19 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
     } catch (const RequestError &e) {
         return refuse(400, "invalid_request_error", e.field(), e.what());
     }
-    auto ticket = gate_.acquire(cfg_.queue_timeout_ms);
+    // Watch the connection from here on: a client that hangs up while queued leaves the
+    // queue, and one that hangs up before its first audio stops its stream at once.
+    auto st = std::make_shared<Stream>(watch_);
+    const int fd = ConnectionWatch::find_socket(req.local_port, req.remote_addr, req.remote_port);
+    st->watch_id = watch_.add(fd, [s = st.get()] {
+        s->gone = true;
+        s->cancel.cancel();
+    });
+    auto ticket = gate_.acquire(cfg_.queue_timeout_ms, [s = st.get()] { return s->gone.load(); });
+    if (ticket.outcome == Admission::Abandoned) {
+        metrics_.rejected(to_string(ticket.outcome));
+        return refuse(499, "client_gone", "", "the client hung up while queued");
+    }
     if (ticket.outcome != Admission::Admitted) {
         // Retry when a slot is likely free: the mean stream length, at least a second.
         const double mean_s = stream_s_.load();
@@ -242,7 +265,6 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
             return refuse(503, "unavailable", "", "no stream slot became free within " + fmt(cfg_.queue_timeout_ms, 0) + " ms");
         return refuse(503, "unavailable", "", "the server is stopping");
     }
-    auto st = std::make_shared<Stream>();
     st->id = next_id_++;
     st->req = std::move(sr);
     st->lease = std::move(ticket.lease);
@@ -279,6 +301,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
     double first_ms = -1;
     int64_t n_chunks = 0, n_samples = 0;
     auto write = [&](const std::string &bytes) {
+        if (client_ok && st.gone) client_ok = false;  // hung up: write nothing more
         if (!client_ok) return;
         if (!sink.write(bytes.data(), bytes.size())) {
             client_ok = false;  // gone or not reading within the write timeout: stop the utterance
@@ -308,6 +331,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
     } catch (const std::exception &e) {
         failure = e.what();
     }
+    if (st.gone) client_ok = false;
     const bool cancelled = failure.empty() && r.run.cancelled;
     json result = failure.empty() ? speak::to_json(r) : json{{"error", failure}};
     // Whether this stream's decodes were merged with others', and how many streams a decode
@@ -361,6 +385,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
         std::lock_guard<std::mutex> l(mu_);
         active_.erase(&st.cancel);
     }
+    st.unwatch();
     const int slot = st.lease->slot();
     st.lease.reset();  // the slot is free now, not when httplib drops the response
     if (!quiet) {

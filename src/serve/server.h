@@ -16,7 +16,9 @@
 //   GET  /health            200 {"status":"ok",...} while serving (503 "stopping" once stop() began)
 //   GET  /metrics           Prometheus text (serve-metrics.h; with --batch on the decode batchers' figures)
 // Audio is 24 kHz mono s16le, one write per Token2Wav window as it is made. A client that
-// disconnects or stops reading (write timeout) cancels its utterance and frees its slot.
+// disconnects cancels its utterance and frees its slot at once, also while it waits in the
+// queue or before its first audio (connection-watch.h); one that stops reading is dropped
+// after the write timeout.
 // A bad request gets 400 {"error":{"message","field","type"}}; over capacity 429/503 with
 // Retry-After (admission.h). Handlers never let an exception out (500 JSON instead).
 #include <atomic>
@@ -33,6 +35,7 @@
 
 #include "pipeline/cancel.h"
 #include "serve/admission.h"
+#include "serve/connection-watch.h"
 #include "serve/serve-config.h"
 #include "serve/serve-metrics.h"
 #include "serve/speech-request.h"
@@ -78,6 +81,7 @@ private:
     std::vector<std::unique_ptr<speak::Engines>> slots_;
     AdmissionGate gate_;
     ServeMetrics metrics_;
+    ConnectionWatch watch_;  // declared before http_: outlives every handler
     std::unique_ptr<httplib::Server> http_;
     std::atomic<bool> stopping_{false};
     std::atomic<int64_t> next_id_{1};

@@ -164,6 +164,8 @@ def start_long_stream(rcvbuf=None):
     s.sendall(b"POST /v1/speak HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
     got = s.recv(1024)
     check(got.startswith(b"HTTP/1.1 200"), "long stream started: %r" % got.split(b"\r\n")[0])
+    global last_run_id
+    last_run_id = int([l.split(b":")[1] for l in got.split(b"\r\n") if l.lower().startswith(b"x-rtf-run-id:")][0])
     return s
 
 def wait_cancelled(n):
@@ -176,10 +178,15 @@ def wait_cancelled(n):
         time.sleep(0.2)
     check(False, "no stream active and %d cancelled within %d s" % (n, T))
 
-# 8. a client that disconnects cancels its stream and frees the slot
+# 8. a client that disconnects cancels its stream and frees the slot. It hangs up right after
+# the response header, before the first audio: the server's connection watch sees it at once
+# (httplib alone would only notice at the first failed write, after the first audio)
 s = start_long_stream()
 s.close()
 check(True, "disconnect cancelled the stream in %.1f s" % wait_cancelled(1))
+run = json.loads(req("GET", "/v1/runs/%d" % last_run_id)[1])["serve"]
+check(run["client_disconnected"] and run["cancelled"] and run["n_chunks_sent"] == 0,
+      "hung up before its first audio: cancelled with nothing sent (%s)" % {k: run[k] for k in ("n_chunks_sent", "cancelled")})
 r, pcm = speech(response_format="pcm")
 check(r.status == 200 and pcm == ref, "the freed slot serves the next request, same audio")
 # 8b. a reader that stops reading (the socket stays open): once the server's small send buffer
@@ -189,6 +196,24 @@ s = start_long_stream(rcvbuf=4096)
 waited = wait_cancelled(2)
 s.close()
 check(True, "a reader that stopped reading was dropped in %.1f s" % waited)
+# 8c. a queued client that hangs up leaves the queue at once, while both slots are busy
+a, b = start_long_stream(), start_long_stream()
+q = socket.create_connection(("127.0.0.1", port), timeout=T)
+body = json.dumps({"model": "rtf", "input": "Queued.", "response_format": "pcm"}).encode()
+q.sendall(b"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+def health(): return json.loads(req("GET", "/health")[1])
+t0 = time.time()
+while health()["streams_queued"] != 1 and time.time() - t0 < T: time.sleep(0.05)
+check(health()["streams_queued"] == 1, "third request queued behind 2 busy slots")
+q.close()
+t0 = time.time()
+while health()["streams_queued"] != 0 and time.time() - t0 < T: time.sleep(0.05)
+h = health()
+check(h["streams_queued"] == 0 and h["streams_active"] == 2,
+      "the queued client's hang-up emptied the queue in %.2f s, both streams still running" % (time.time() - t0))
+check("rtf_abandoned_total 1" in req("GET", "/metrics")[1].decode(), "metrics counted the abandoned request")
+a.close(); b.close()
+check(True, "both long streams cancelled in %.1f s" % wait_cancelled(4))
 # 9. /metrics: Prometheus text
 r, m = req("GET", "/metrics"); m = m.decode()
 check(r.getheader("Content-Type").startswith("text/plain"), "metrics content type")

@@ -285,6 +285,8 @@ TEST(LoadGen, ConfigAndCapacityRule) {
     EXPECT_NE(msg([](LoadConfig &x) { x.path = "/v1/x"; }).find("--path"), std::string::npos);
     EXPECT_NE(msg([](LoadConfig &x) { x.streams = 0; }).find("--rate"), std::string::npos);
     EXPECT_NE(msg([](LoadConfig &x) { x.rate = 2; }).find("exclude"), std::string::npos);
+    EXPECT_NE(msg([](LoadConfig &x) { x.prompt = "Why?"; }).find("--prompt"), std::string::npos);  // needs /v1/speak
+    EXPECT_NO_THROW([] { LoadConfig x; x.prompt = "Why?"; x.path = "/v1/speak"; x.validate(); }());
     LoadResult r;
     r.wall_s = 10;
     StreamOutcome ok;
