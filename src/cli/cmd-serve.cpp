@@ -24,6 +24,7 @@ struct ServeCmd {
     std::string models;
     std::string queue_timeout = "30s";
     std::string batch = "off";  // ServeConfig::batch has why
+    std::string slot_threads = "auto";
     bool quiet = false;
 };
 
@@ -31,6 +32,21 @@ int run_serve(ServeCmd &o) {
     if (o.models.empty()) throw_usage("--models: give the kit directory to serve");
     o.sc.queue_timeout_ms = parse_duration_ms(o.queue_timeout, "--queue-timeout");
     o.sc.batch = o.batch == "on";
+    if (o.slot_threads == "auto") {
+        o.sc.slot_threads = -1;
+    } else if (o.slot_threads == "knobs") {
+        o.sc.slot_threads = 0;
+    } else {
+        try {
+            o.sc.slot_threads = static_cast<int>(parse_int(o.slot_threads, "--slot-threads", 1, 512));
+        } catch (const Error &) {
+            throw_usage("--slot-threads: give auto, knobs or a thread count in [1, 512], not '" + o.slot_threads + "'");
+        }
+    }
+    // A thread knob the user set (flag or --config) is kept: --slot-threads fills in the rest.
+    for (const auto &[k, v] : o.opts.given) o.sc.thread_knobs_given.push_back(k);
+    if (!o.opts.config_path.empty())
+        for (const auto &[k, v] : speak::read_knob_file(o.opts.config_path)) o.sc.thread_knobs_given.push_back(k);
     o.sc.validate();
     speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
     cfg.models_dir = o.models;
@@ -43,7 +59,9 @@ int run_serve(ServeCmd &o) {
     srv.quiet = o.quiet;
     const int port = srv.bind();
     std::cerr << "rtf serve: listening on http://" << o.sc.host << ":" << port << "  (" << o.sc.max_streams
-              << " stream(s), batch " << (o.sc.batch ? "on" : "off") << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
+              << " stream(s), batch " << (o.sc.batch ? "on" : "off")
+              << (srv.slot_threads() > 0 ? ", " + std::to_string(srv.slot_threads()) + " thread(s) per stage per stream" : std::string())
+              << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
               << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  GET /v1/knobs  GET /health  GET /metrics\n";
     pipe::CancelToken stop;
     pipe::SigintGuard guard(stop);
@@ -90,6 +108,11 @@ void add_serve_command(CLI::App &app, Action &action) {
                     "context each, a sequence per stream; the Token2Wav stream stays per slot); off: each slot has its "
                     "own LLM and TTS contexts (independent streams; the default, see docs/serve.md \"Batching\")")
         ->check(CLI::IsMember({"on", "off"}))->default_str(o->batch)->group("serve");
+    sub->add_option("--slot-threads", o->slot_threads,
+                    "Compute threads of every stage in every stream slot: auto = max(1, CPUs / --max-streams), so "
+                    "the streams share the cores instead of each taking all of them; knobs = the thread knobs as given; "
+                    "or a count. A thread knob given as a flag or in --config is kept")
+        ->default_str(o->slot_threads)->group("serve");
     sub->add_option("--batch-gather-ms", o->sc.batch_gather_ms,
                     "With --batch on: the longest a decode waits for the other running streams' steps (also never "
                     "longer than a recent decode took)")

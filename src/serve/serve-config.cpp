@@ -1,8 +1,14 @@
 #include "serve/serve-config.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "speak/knobs.h"
 
 namespace rtf::serve {
 
@@ -23,6 +29,36 @@ void ServeConfig::validate() const {
     if (spare_threads < 1 || spare_threads > 64) throw_usage("spare_threads: must be in [1, 64]");
     if (runs_kept < 1 || runs_kept > 100000) throw_usage("--runs-kept: must be in [1, 100000]");
     if (!(batch_gather_ms >= 0 && batch_gather_ms <= 100)) throw_usage("--batch-gather-ms: must be in [0, 100] ms");
+    if (slot_threads < -1 || slot_threads > 512) throw_usage("--slot-threads: must be auto, knobs or a count in [1, 512]");
+}
+
+int ServeConfig::resolved_slot_threads(int cpus) const {
+    if (slot_threads == -1) return std::max(1, cpus / max_streams);
+    return slot_threads;
+}
+
+const std::vector<std::string> &slot_thread_knobs() {
+    static const std::vector<std::string> k = {"llm-threads", "llm-threads-batch", "tts-threads",
+                                               "tts-threads-batch", "t2w-threads-t2m", "t2w-threads-voc"};
+    return k;
+}
+
+std::vector<std::string> apply_slot_threads(speak::SpeakConfig &cfg, int threads, const std::vector<std::string> &given) {
+    std::vector<std::string> set;
+    if (threads <= 0) return set;
+    for (const auto &k : slot_thread_knobs()) {
+        if (std::find(given.begin(), given.end(), k) != given.end()) continue;
+        speak::apply_knob(cfg, k, std::to_string(threads));
+        set.push_back(k);
+    }
+    return set;
+}
+
+int usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 nlohmann::json ServeConfig::to_json() const {
@@ -40,7 +76,8 @@ nlohmann::json ServeConfig::to_json() const {
             {"worker_threads", worker_threads()},
             {"runs_kept", runs_kept},
             {"batch", batch},
-            {"batch_gather_ms", batch_gather_ms}};
+            {"batch_gather_ms", batch_gather_ms},
+            {"slot_threads", slot_threads == -1 ? nlohmann::json("auto") : slot_threads == 0 ? nlohmann::json("knobs") : nlohmann::json(slot_threads)}};
 }
 
 }  // namespace rtf::serve

@@ -14,8 +14,11 @@
 // that every admitted or queued request has a thread and `spare_threads` remain for
 // /health and /metrics.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "speak/speak-config.h"
 
 namespace rtf::serve {
 
@@ -43,11 +46,31 @@ struct ServeConfig {
     // coincide while Token2Wav is the wall, and the ones that do not run one after another).
     bool batch = false;
     double batch_gather_ms = 2.0;     // --batch-gather-ms: a decode waits at most this long for the other streams
+    // --slot-threads auto|knobs|N: compute threads of every stage (LLM/TTS decode and batch,
+    // token2mel, vocoder) in every slot. auto (-1, the default) = max(1, CPUs / max_streams):
+    // the slots' stages share the cores instead of each taking all of them, since on a
+    // saturated machine threads beyond the cores wait at each other's barriers
+    // (docs/measurements.md §10.4: tiny kit on 2 cores, 1 thread per stage against the
+    // single-stream defaults of 2: +8 % audio per wall second at 3 streams, 4 of 4 pairs, and
+    // at 4 streams in 8 of 11 pairs; first audio p50 -15 % at 3 streams). knobs (0):
+    // the thread knobs as given. A thread knob given on the command line or in --config
+    // (named in `thread_knobs_given`) is kept whatever this says.
+    int slot_threads = -1;
+    std::vector<std::string> thread_knobs_given;
+    // The threads per stage `slot_threads` asks for on a machine with `cpus` CPUs; 0 = keep the knobs.
+    int resolved_slot_threads(int cpus) const;
 
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;
     int worker_threads() const { return max_streams + max_queue + spare_threads; }
     nlohmann::json to_json() const;
 };
+
+// The speak knobs `--slot-threads` sets (each stage's compute threads).
+const std::vector<std::string> &slot_thread_knobs();
+// Sets every slot thread knob not named in `given` to `threads` (> 0). Returns the knobs set.
+std::vector<std::string> apply_slot_threads(speak::SpeakConfig &cfg, int threads, const std::vector<std::string> &given);
+// CPUs this process may run on (its affinity mask), at least 1.
+int usable_cpus();
 
 }  // namespace rtf::serve

@@ -61,6 +61,8 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     base_.prompt.clear();
     base_.text_file.clear();
     base_.text = "Hello.";
+    slot_threads_ = cfg_.resolved_slot_threads(usable_cpus());
+    apply_slot_threads(base_, slot_threads_, cfg_.thread_knobs_given);
     speak::finalize(base_);
     if (cfg_.batch) {
         batching_ = std::make_unique<speak::DecodeBatching>();
@@ -115,6 +117,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
                   {"max_queue", cfg_.max_queue},
                   {"kit", slots_.front()->kit.dir},
                   {"batch", batching_ != nullptr},
+                  {"slot_threads", slot_threads_},
                   {"twin", slots_.front()->kit.is_twin}};
         s.status = ok ? 200 : 503;
         s.set_content(j.dump(), "application/json");

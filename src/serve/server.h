@@ -65,6 +65,8 @@ public:
 
     const speak::SpeakConfig &base() const { return base_; }
     const ServeConfig &config() const { return cfg_; }
+    // Compute threads per stage per slot that --slot-threads resolved to (0 = the knobs as given).
+    int slot_threads() const { return slot_threads_; }
     bool quiet = false;  // no per-request log line on stderr
 
 private:
@@ -77,6 +79,7 @@ private:
 
     ServeConfig cfg_;
     speak::SpeakConfig base_;
+    int slot_threads_ = 0;
     std::unique_ptr<speak::DecodeBatching> batching_;  // --batch on: the shared LLM / TTS contexts
     std::vector<std::unique_ptr<speak::Engines>> slots_;
     AdmissionGate gate_;

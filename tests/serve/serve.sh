@@ -28,6 +28,7 @@ expect_rc 1 'queue-timeout' -- serve --models "$KIT" --queue-timeout soon
 expect_rc 1 'send-buffer-kb' -- serve --models "$KIT" --send-buffer-kb 1
 expect_rc 1 'batch' -- serve --models "$KIT" --batch maybe
 expect_rc 1 'batch-gather-ms' -- serve --models "$KIT" --batch-gather-ms 500
+expect_rc 1 'slot-threads' -- serve --models "$KIT" --slot-threads lots
 expect_rc 1 'models' -- serve --models "$TMP/nope"
 
 "$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port" --max-streams 2 --max-queue 1 --queue-timeout 20s \
@@ -61,6 +62,10 @@ def check(cond, what):
 
 r, d = req("GET", "/health"); h = json.loads(d)
 check(r.status == 200 and h["status"] == "ok" and h["max_streams"] == 2, "health %s" % h)
+import os
+check(h["slot_threads"] == max(1, len(os.sched_getaffinity(0)) // 2),
+      "--slot-threads auto: %d thread(s) per stage per slot on %d CPUs (the audio below still equals rtf speak's)"
+      % (h["slot_threads"], len(os.sched_getaffinity(0))))
 
 # 1. chunked PCM equals rtf speak's samples
 r, pcm = speech(response_format="pcm")

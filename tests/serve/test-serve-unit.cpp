@@ -265,6 +265,34 @@ TEST(ServeConfig, ValidateNamesTheFlag) {
     c.send_buffer_kb = 16;
     EXPECT_NO_THROW(c.validate());
     EXPECT_EQ(ServeConfig{}.worker_threads(), 1 + 4 + 4);
+    c = ServeConfig{};
+    c.slot_threads = -2;
+    EXPECT_THROW(c.validate(), Error);
+}
+
+TEST(ServeConfig, SlotThreadsShareTheCores) {
+    ServeConfig c;  // auto
+    c.max_streams = 4;
+    EXPECT_EQ(c.resolved_slot_threads(2), 1);   // more streams than cores: one each
+    EXPECT_EQ(c.resolved_slot_threads(16), 4);
+    c.max_streams = 1;
+    EXPECT_EQ(c.resolved_slot_threads(2), 2);   // one stream keeps every core
+    c.slot_threads = 0;
+    EXPECT_EQ(c.resolved_slot_threads(2), 0);   // knobs: as given
+    c.slot_threads = 3;
+    EXPECT_EQ(c.resolved_slot_threads(2), 3);
+    EXPECT_GE(usable_cpus(), 1);
+
+    speak::SpeakConfig s = base_config();
+    const int voc = s.t2w.threads_voc;
+    const auto set = apply_slot_threads(s, 1, {"t2w-threads-voc"});  // the user's own voc threads stay
+    EXPECT_EQ(set.size(), slot_thread_knobs().size() - 1);
+    EXPECT_EQ(s.t2w.threads_voc, voc);
+    EXPECT_EQ(s.t2w.threads_t2m, 1);
+    EXPECT_EQ(s.llm.placement.n_threads, 1);
+    EXPECT_EQ(s.tts.placement.n_threads_batch, 1);
+    EXPECT_TRUE(apply_slot_threads(s, 0, {}).empty());  // knobs: nothing set
+    for (const auto &k : slot_thread_knobs()) EXPECT_NE(speak::find_knob(k), nullptr) << k;
 }
 
 TEST(LoadGen, ConfigAndCapacityRule) {
