@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -68,6 +69,16 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         batching_ = std::make_unique<speak::DecodeBatching>();
         batching_->n_streams = cfg_.max_streams;
         batching_->gather_ms = cfg_.batch_gather_ms;
+        // One shared context does the decoding of every slot: it gets the slots' shares
+        // together (a thread knob the user gave is kept as given).
+        if (slot_threads_ > 0) {
+            const int shared = std::min(usable_cpus(), slot_threads_ * cfg_.max_streams);
+            auto given = [&](const char *k) {
+                return std::find(cfg_.thread_knobs_given.begin(), cfg_.thread_knobs_given.end(), k) != cfg_.thread_knobs_given.end();
+            };
+            if (!given("llm-threads") && !given("llm-threads-batch")) batching_->llm_threads = shared;
+            if (!given("tts-threads") && !given("tts-threads-batch")) batching_->tts_threads = shared;
+        }
     }
     for (int i = 0; i < cfg_.max_streams; ++i) {
         const auto t0 = Clock::now();
@@ -118,6 +129,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
                   {"kit", slots_.front()->kit.dir},
                   {"batch", batching_ != nullptr},
                   {"slot_threads", slot_threads_},
+                  {"batch_threads", batching_ ? json{{"llm", batching_->llm_threads}, {"tts", batching_->tts_threads}} : json(nullptr)},
                   {"twin", slots_.front()->kit.is_twin}};
         s.status = ok ? 200 : 503;
         s.set_content(j.dump(), "application/json");

@@ -42,14 +42,20 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2
     std::shared_ptr<lm::DecodeBatcher> llm_batcher;
     lm::TtsBatcherSource tts_batcher;
     if (batching) {
+        auto with_threads = [](lm::ModelPlacement p, int threads) {
+            if (threads > 0) p.n_threads = p.n_threads_batch = threads;
+            return p;
+        };
         if (!batching->llm)
             batching->llm = lm::make_llama_batcher({"llm", batching->n_streams, 512, batching->gather_ms}, cfg.llm.model_path,
-                                                   cfg.llm.placement, /*embeddings=*/true, /*embd_input=*/false);
+                                                   with_threads(cfg.llm.placement, batching->llm_threads),
+                                                   /*embeddings=*/true, /*embd_input=*/false);
         llm_batcher = batching->llm;
-        tts_batcher = [batching, &cfg](const std::string &derived) {
+        tts_batcher = [batching, &cfg, with_threads](const std::string &derived) {
             if (!batching->tts)
                 batching->tts = lm::make_llama_batcher({"tts", batching->n_streams, 512, batching->gather_ms}, derived,
-                                                       cfg.tts.placement, /*embeddings=*/true, /*embd_input=*/true);
+                                                       with_threads(cfg.tts.placement, batching->tts_threads),
+                                                       /*embeddings=*/true, /*embd_input=*/true);
             return batching->tts;
         };
     }

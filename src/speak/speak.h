@@ -52,6 +52,10 @@ struct Engines {
 struct DecodeBatching {
     int n_streams = 2;       // sequences per context: the engine sets that will join
     double gather_ms = 2.0;  // BatcherConfig::gather_ms
+    // Compute threads (decode and batch) of the shared LLM / TTS context; 0 = the first engine
+    // set's placement. A shared context serves every stream, so a server whose slots each got
+    // a share of the cores gives it the sum of the shares (serve --slot-threads).
+    int llm_threads = 0, tts_threads = 0;
     std::shared_ptr<lm::DecodeBatcher> llm, tts;
     nlohmann::json stats_json() const;  // {"llm": BatcherStats, "tts": ...}
 };

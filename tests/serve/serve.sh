@@ -266,6 +266,13 @@ m = req("GET", "/metrics")[1].decode()
 ok = ok and b.get("on") is True and b.get("tts_mean_batch", 0) >= 1 and "rtf_batch_enabled 1" in m \
     and 'rtf_batch_mean_streams{stage="tts"}' in m and json.loads(req("GET", "/health")[1])["batch"] is True
 print(("ok" if ok else "FAIL") + ": --batch on: two concurrent streams of different text each equal rtf speak's PCM; batch on in run (%s), metrics, health" % b)
+# the shared contexts serve both slots: they get both slots' thread shares (at most the CPUs)
+import os
+h = json.loads(req("GET", "/health")[1]); n = len(os.sched_getaffinity(0))
+want = min(n, 2 * h["slot_threads"])
+bt_ok = h["batch_threads"] == {"llm": want, "tts": want}
+print(("ok" if bt_ok else "FAIL") + ": --batch on: shared contexts on %s threads (slot threads %d, %d CPUs)" % (h["batch_threads"], h["slot_threads"], n))
+ok = ok and bt_ok
 sys.exit(0 if ok else 1)
 PY
 else echo "FAIL: the --batch on server did not start"; cat "$TMP/serve2.log"; fails=$((fails+1)); fi
