@@ -19,6 +19,7 @@ namespace {
 struct LoadCmd {
     serve::LoadConfig c;
     std::string duration = "30s";
+    CLI::Option *duration_opt = nullptr;  // given? (--requests alone means "this many", not "30 s of them")
     std::string json_path, md_path, html_path;
     bool find_capacity = false;
     double target_first_audio_ms = 0;  // 0 = no target (capacity: 1000)
@@ -50,6 +51,8 @@ void print_summary(const serve::LoadResult &r, std::ostream &os) {
 
 int run_load_cmd(LoadCmd &o) {
     o.c.duration_s = parse_duration_ms(o.duration, "--duration") / 1000.0;
+    // --requests N without --duration: all N, however long they take (up to the 24 h bound).
+    if (o.c.requests > 0 && o.duration_opt && o.duration_opt->count() == 0) o.c.duration_s = 86400;
     if (o.c.rate > 0) o.c.streams = 0;
     if (!(o.min_real_time >= 0 && o.min_real_time <= 1)) throw_usage("--min-real-time: must be in [0, 1]");
     serve::LoadProgress progress;
@@ -94,7 +97,10 @@ void add_load_command(CLI::App &app, Action &action) {
                     "token-by-token decode is part of the load");
     sub->add_option("--streams", o->c.streams, "Concurrent clients (closed loop)")->default_val(o->c.streams);
     sub->add_option("--rate", o->c.rate, "Poisson arrivals per second (open loop; replaces --streams)");
-    sub->add_option("--duration", o->duration, "No new request after this (e.g. 60s, 2m)")->default_str(o->duration);
+    o->duration_opt = sub->add_option("--duration", o->duration,
+                                      "No new request after this (e.g. 60s, 2m); with --requests and no --duration: "
+                                      "until those requests are done")
+                          ->default_str(o->duration);
     sub->add_option("--requests", o->c.requests, "Stop after this many requests in all (--find-capacity: per client); 0 = duration only")
         ->default_val(o->c.requests);
     sub->add_option("--startup-buffer-ms", o->c.startup_buffer_ms, "Playback starts this long after the first audio byte")

@@ -231,6 +231,8 @@ PY
 
 # 10. rtf load against it, and its reports
 expect_rc 0 'real time' -- load --url "http://127.0.0.1:$PORT" --streams 1 --requests 2 --json "$TMP/load.json" -q
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); c=j['config']; assert j['summary']['complete'] == 2 and c['duration_s'] == 86400, c" "$TMP/load.json" \
+  && echo "ok: --requests 2 without --duration: both sent, no 30 s cut-off" || { echo "FAIL: load --requests without --duration"; fails=$((fails+1)); }
 expect_rc 0 '' -- report "$TMP/load.json" -o "$TMP/load.md"
 expect_rc 0 '' -- report "$TMP/load.json" -o "$TMP/load.html"
 grep -q "rtfkit load" "$TMP/load.md" && grep -q "<html" "$TMP/load.html" && echo "ok: load reports" || { echo "FAIL: load reports"; fails=$((fails+1)); }
