@@ -185,6 +185,25 @@ private:
     int64_t n_decodes_ = 0, sum_batch_ = 0;
 };
 
+// Marks a stream active for the merge rule for the length of a scope; a null stream (an
+// engine that is not batched) makes it a no-op. Engines hold one inside every call that
+// decodes, so the batcher never waits for a stream that is between calls (handing a step
+// on, waiting for another stage).
+class ActiveScope {
+public:
+    explicit ActiveScope(DecodeBatcher::Stream *s) : s_(s) {
+        if (s_) s_->set_active(true);
+    }
+    ~ActiveScope() {
+        if (s_) s_->set_active(false);
+    }
+    ActiveScope(const ActiveScope &) = delete;
+    ActiveScope &operator=(const ActiveScope &) = delete;
+
+private:
+    DecodeBatcher::Stream *s_;
+};
+
 // A batcher over a libllama context for `n_streams` sequences (unified KV of n_streams x
 // placement.n_ctx cells; each stream still may use placement.n_ctx positions), embeddings
 // output on when `embeddings`. `embd_input`: requests carry embedding rows, not tokens.

@@ -17,16 +17,6 @@ namespace rtf::lm {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// Batched: the merge rule waits for this stream only while it is inside a call that decodes
-// (not while its caller hands a step on or waits for the TTS).
-struct ActiveScope {
-    DecodeBatcher::Stream *s;
-    explicit ActiveScope(DecodeBatcher::Stream *st) : s(st) { if (s) s->set_active(true); }
-    ~ActiveScope() { if (s) s->set_active(false); }
-    ActiveScope(const ActiveScope &) = delete;
-    ActiveScope &operator=(const ActiveScope &) = delete;
-};
-
 // Offset of the first byte that breaks UTF-8 (overlongs, surrogates, > U+10FFFF included), or npos.
 size_t utf8_error(std::string_view s) {
     size_t i = 0;

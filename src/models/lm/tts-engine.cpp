@@ -119,17 +119,6 @@ private:
     int n_ctx_ = 0, n_embd_ = 0;
 };
 
-namespace {
-// Batched: the merge rule waits for this stream only inside a call that decodes.
-struct TtsActiveScope {
-    DecodeBatcher::Stream *s;
-    explicit TtsActiveScope(DecodeBatcher::Stream *st) : s(st) { if (s) s->set_active(true); }
-    ~TtsActiveScope() { if (s) s->set_active(false); }
-    TtsActiveScope(const TtsActiveScope &) = delete;
-    TtsActiveScope &operator=(const TtsActiveScope &) = delete;
-};
-}  // namespace
-
 void TtsConfig::validate() const {
     if (model_path.empty()) throw_usage("tts.model_path is empty: give the TTS GGUF (…/tts/MiniCPM-o-4_5-tts-F16.gguf)");
     placement.validate("tts");
@@ -216,7 +205,7 @@ void TtsEngine::mark_batch() {
 }
 
 std::vector<AudioChunk> TtsEngine::feed(const TtsInput &in) {
-    TtsActiveScope active(bs_);
+    ActiveScope active(bs_);
     if (!gen_->in_turn()) mark_batch();
     std::vector<AudioChunk> out;
     gen_->feed(in, out);
@@ -233,7 +222,7 @@ std::vector<AudioChunk> TtsEngine::feed(const LlmStep &step) {
 
 std::vector<AudioChunk> TtsEngine::feed_queued(std::span<const TtsInput> queued) {
     if (cfg_.mode != TtsMode::Duplex) throw_usage("TtsEngine::feed_queued is the duplex input; this engine is simplex");
-    TtsActiveScope active(bs_);
+    ActiveScope active(bs_);
     std::vector<AudioChunk> out;
     DuplexBatch batch;
     while (!queued.empty()) {
