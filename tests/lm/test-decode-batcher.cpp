@@ -1,9 +1,16 @@
 // DecodeBatcher's join / leave / merge logic on a fake backend (labels unit + tsan): no
 // libllama, no timing assertions. The fake writes, for every output row, the value
 // seq * 1000 + position into the row, so each stream can check it got its own rows back.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -86,6 +93,16 @@ struct Fixture {
         return fake->log;
     }
 };
+
+// The scheduler state of thread `tid` of this process as the kernel reports it ('R' running,
+// 'S' sleeping: blocked on a futex here, ...), or 0 when it cannot be read (the thread ended).
+char thread_state(pid_t tid) {
+    std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string stat;
+    if (!f || !std::getline(f, stat)) return 0;
+    const auto p = stat.rfind(')');  // "tid (comm) S ...": comm may hold spaces and parentheses
+    return p != std::string::npos && p + 2 < stat.size() ? stat[p + 2] : 0;
+}
 
 DecodeRequest tokens_req(const std::vector<int32_t> &toks, int pos0, bool all = false) {
     DecodeRequest r;
@@ -193,7 +210,16 @@ TEST(DecodeBatcher, JoinBeyondTheSequencesIsRefusedAndLeaveFreesTheLowest) {
     EXPECT_EQ(fx.b->n_joined(), 2);
 }
 
+// The race this is named for: a stream leaving (its destructor clears its sequence) while a
+// decode of another stream runs. The interleaving is forced, not hoped for: a's decode is held
+// open in the fake backend until the leaving thread has either cleared its sequence (the bug:
+// a seq_rm inside a running decode) or is blocked waiting for the decode (observed from the
+// kernel's view of that thread: sleeping, stably, after it began to leave); only then is the
+// decode let go. Nothing here is a timing guess that a slow machine could fail: the waits are
+// for states, bounded only against a hang.
 TEST(DecodeBatcher, StreamLeavingMidBatchWaitsForTheDecodeAndOthersGoOn) {
+    if (!std::filesystem::exists("/proc/self/task"))
+        GTEST_SKIP() << "no /proc/self/task: the leaving thread cannot be seen blocked, so the race cannot be forced";
     Fixture fx(2);
     auto a = fx.b->join();
     auto b = fx.b->join();
@@ -206,13 +232,35 @@ TEST(DecodeBatcher, StreamLeavingMidBatchWaitsForTheDecodeAndOthersGoOn) {
     std::thread ta([&] { got = a->decode(tokens_req(one, 4)).embd_row(0)[0]; });
     {
         std::unique_lock<std::mutex> l(fx.fake->mu);
-        fx.fake->cv.wait(l, [&] { return fx.fake->in_decode; });  // a's decode is running
+        fx.fake->cv.wait(l, [&] { return fx.fake->in_decode; });  // a's decode is running (held)
     }
     std::atomic<bool> left{false};
+    std::atomic<pid_t> leaver{0};
     std::thread tb([&] {
+        leaver = static_cast<pid_t>(::syscall(SYS_gettid));
         b.reset();  // leaves while a's decode runs
         left = true;
     });
+    // Wait (a's decode still held) until the leaving thread has cleared its sequence or left
+    // (the bug), or sits blocked inside the leave. Bounded at 60 s against a hang.
+    const auto t0 = std::chrono::steady_clock::now();
+    int blocked_polls = 0;
+    bool rm_during_decode = false;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+        {
+            std::lock_guard<std::mutex> l(fx.fake->mu);
+            rm_during_decode = fx.fake->log.size() > 1;
+        }
+        if (rm_during_decode || left) break;
+        const pid_t tid = leaver;
+        blocked_polls = tid != 0 && thread_state(tid) == 'S' ? blocked_polls + 1 : 0;
+        if (blocked_polls >= 5) break;  // asleep on 5 polls over >= 50 ms: blocked, not passing through
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // The leave must not have cleared anything, nor returned, while the decode runs.
+    EXPECT_FALSE(rm_during_decode) << "the leaving stream cleared its sequence inside a running decode";
+    EXPECT_FALSE(left) << "the leave returned while a decode of another stream was running";
+    EXPECT_GE(blocked_polls, 5) << "the leaving thread was never seen blocked in the leave (the race was not exercised)";
     {
         std::lock_guard<std::mutex> l(fx.fake->mu);
         fx.fake->hold = false;
