@@ -3,11 +3,16 @@
 // the instruction's order (the odd k of each pair first) — bit for bit, on every block
 // remainder and thread split; the packed layout; refusals (N not a multiple of 16, odd K);
 // the ggml op in a graph (activations rounded to bf16 by ggml's copy) against the reference
-// and, within rounding, against ggml's own bf16 mul_mat. Skipped on a CPU without AVX512-BF16.
+// and, within rounding, against ggml's own bf16 mul_mat. The kernel tests are skipped, and
+// reported as skipped by name of the feature, on a CPU without AVX512-BF16; that the CPU
+// lacks it is checked against the CPU's own answer first, so a detection bug cannot turn the
+// kernel tests into silent skips.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -32,8 +37,19 @@ bool bit_equal(const std::vector<float> &a, const std::vector<float> &b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-#define NEED_BF16()                                                              \
-    if (!gemm::cpu_has_avx512bf16()) GTEST_SKIP() << "no AVX512-BF16 on this CPU"
+// What the CPU itself says (cpuid through the compiler), independent of the code under test.
+bool cpu_says_avx512bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+#define NEED_BF16()                                                                                          \
+    if (!gemm::cpu_has_avx512bf16())                                                                         \
+    GTEST_SKIP() << "no AVX512-BF16 (the VDPBF16PS instruction) on this CPU: the packed BF16 kernel cannot run"
 
 }  // namespace
 
@@ -50,6 +66,19 @@ TEST(PackedGemmBf16, PackLayoutIsPanelPairMajorAndRefusesOddShapes) {
     EXPECT_FALSE(gemm::pack_bf16_in_place(q.data(), 24, 8));  // N % 16 != 0
     EXPECT_FALSE(gemm::pack_bf16_in_place(q.data(), 16, 7));  // odd K
     EXPECT_EQ(q, w);                                           // refused: untouched
+}
+
+TEST(PackedGemmBf16, DetectionAgreesWithTheCpuAndTheSwitch) {
+    EXPECT_EQ(gemm::cpu_has_avx512bf16(), cpu_says_avx512bf16());
+    const char *old = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = old ? old : "";
+    ::unsetenv("RTF_T2W_PACKED");
+    EXPECT_EQ(gemm::bf16_packed_enabled(), cpu_says_avx512bf16());
+    ::setenv("RTF_T2W_PACKED", "0", 1);
+    EXPECT_FALSE(gemm::bf16_packed_enabled());
+    if (old) ::setenv("RTF_T2W_PACKED", saved.c_str(), 1);
+    else ::unsetenv("RTF_T2W_PACKED");
+    if (!cpu_says_avx512bf16()) GTEST_SKIP() << "no AVX512-BF16 on this CPU: only the 'off' side was checked";
 }
 
 TEST(PackedGemmBf16, EqualsReferenceBitForBitOnEveryBlockRemainder) {

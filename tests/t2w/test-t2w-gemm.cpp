@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -159,7 +161,22 @@ TEST(PackedGemm, GgmlOpMatchesReferenceAndGgmlMulMat) {
 }
 
 TEST(PackedGemm, EnabledOnlyWithAvx512f) {
-    if (!gemm::cpu_has_avx512f()) {
-        EXPECT_FALSE(gemm::packed_enabled());
-    }
+    // The CPU's own answer (cpuid through the compiler), independent of the code under test:
+    // a detection bug would otherwise turn the packed path off (or on) unnoticed.
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    const bool cpu = __builtin_cpu_supports("avx512f");
+#else
+    const bool cpu = false;
+#endif
+    EXPECT_EQ(gemm::cpu_has_avx512f(), cpu);
+    const char *old = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = old ? old : "";
+    ::unsetenv("RTF_T2W_PACKED");
+    EXPECT_EQ(gemm::packed_enabled(), cpu);
+    ::setenv("RTF_T2W_PACKED", "0", 1);
+    EXPECT_FALSE(gemm::packed_enabled());
+    if (old) ::setenv("RTF_T2W_PACKED", saved.c_str(), 1);
+    else ::unsetenv("RTF_T2W_PACKED");
+    if (!cpu) GTEST_SKIP() << "no AVX-512F on this CPU: only the 'off' side was checked";
 }
