@@ -4,6 +4,20 @@
 // Fails when the twin is absent: a golden test that skips checks nothing. The reference
 // settings are pinned here (F32, 5 Euler steps, CFG on), never the engine's defaults, so a
 // faster default cannot replace the reference path in this comparison.
+//
+// Floors: what this path achieves, less a stated margin (measured on AMD EPYC Zen 4, AVX-512,
+// issue 29): the F32 path is the same AVX-512 F32 arithmetic on the Xeon (packed kernels
+// bit-equal to a plain fma loop), so its margins are ~7-13 dB; the faster types' ~6 dB leave
+// room for another CPU's kernel path (bf16, q8_0). A floor far below what is achieved
+// (60 dB where 91 is reached) would let a real error through: a 0.05 % gain error alone is 66 dB.
+namespace {
+// PCM vs reference.wav (16-bit): measured 91.06 (stream) and 91.96 dB (vocoder on the reference
+// mel) on the packed AVX-512 kernels, 95.3 / 96.6 dB on ggml's (RTF_T2W_PACKED=0 RTF_T2W_CONV=0).
+constexpr double kPcmFloorDb = 85.0;
+// token2mel output and vocoder input vs the t2m_out / voc_in dumps: measured 118.3 .. 118.8 dB
+// (packed), 126.0 .. 127.3 dB (ggml's kernels).
+constexpr double kMelFloorDb = 105.0;
+}  // namespace
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,8 +114,8 @@ TEST_F(Golden, VocoderOnReferenceMel) {
     auto pcm = st.push(tokens, true);
     ASSERT_EQ(pcm.size(), ref.size());
     const double snr = snr_db(ref, quantise16(pcm));
-    std::printf("vocoder-on-reference-mel SNR = %.2f dB\n", snr);
-    EXPECT_GE(snr, 60.0);
+    std::printf("vocoder-on-reference-mel SNR = %.2f dB (floor %.0f)\n", snr, kPcmFloorDb);
+    EXPECT_GE(snr, kPcmFloorDb);
 }
 
 // token2mel vs the t2m_out dumps, vocoder input vs voc_in dumps, audio vs reference.wav.
@@ -118,14 +132,16 @@ TEST_F(Golden, StreamMatchesReference) {
                 mc.push_back(mel[ch * T + t]);
             }
         const double snr = snr_db(rc, mc);
-        std::printf("call %lld: t2m_out SNR = %.2f dB (T=%d, ref T=%zu)\n", static_cast<long long>(call), snr, T, Tr);
-        EXPECT_GE(snr, 60.0);
+        std::printf("call %lld: t2m_out SNR = %.2f dB (T=%d, ref T=%zu, floor %.0f)\n", static_cast<long long>(call), snr, T,
+                    Tr, kMelFloorDb);
+        EXPECT_GE(snr, kMelFloorDb) << "call " << call;
     };
     tap.voc_in = [](int64_t call, const std::vector<float> &mel_in, int) {
         std::vector<float> r = read_f32(find_dump("voc_in", call));
         EXPECT_EQ(r.size(), mel_in.size());
         const double snr = snr_db(r, mel_in);
-        std::printf("call %lld: voc_in SNR = %.2f dB\n", static_cast<long long>(call), snr);
+        std::printf("call %lld: voc_in SNR = %.2f dB (floor %.0f)\n", static_cast<long long>(call), snr, kMelFloorDb);
+        EXPECT_GE(snr, kMelFloorDb) << "call " << call;
     };
     st.set_tap(tap);
     std::vector<WindowRecord> recs;
@@ -133,14 +149,17 @@ TEST_F(Golden, StreamMatchesReference) {
     ASSERT_EQ(recs.size(), 4u);
     ASSERT_EQ(pcm.size(), ref.size());
     const double snr = snr_db(ref, quantise16(pcm));
-    std::printf("golden SNR vs reference.wav = %.2f dB\n", snr);
+    std::printf("golden SNR vs reference.wav = %.2f dB (floor %.0f)\n", snr, kPcmFloorDb);
     for (auto &r : recs) std::printf("  call %lld tokens %d final %d t2m %.1f ms voc %.1f ms\n", (long long)r.call, r.n_tokens, r.final, r.times.t2m.total_ms, r.times.voc.total_ms);
-    EXPECT_GE(snr, 60.0);
+    EXPECT_GE(snr, kPcmFloorDb);
 }
 
 // Each fast compute type's error against the reference path (F32, the math above), on the
-// full-shape twin: the reference path is never replaced here, only compared with. The
-// bound is issue 13's quality line for a faster type: mel SNR >= 30 dB.
+// full-shape twin: the reference path is never replaced here, only compared with. Issue 13's
+// quality line for a faster type (mel SNR >= 30 dB) is what a type must give to be offered;
+// this test asserts what each type gives, per type: the floor is the measured mel SNR less
+// ~6 dB (f16 66.3, bf16 48.4, q8_0 38.3 dB; PCM 58.5 / 40.7 / 30.5; vocoder f16 PCM 54.0),
+// the ceiling the measured value plus 30 dB: far above it, the weights were not converted.
 TEST_F(Golden, FastTypesBoundedAgainstTheReferencePath) {
     auto mel_of = [&](const T2wModel &m, const T2wConfig &c, std::vector<float> &pcm) {
         T2wStream st(m, c);
@@ -153,16 +172,22 @@ TEST_F(Golden, FastTypesBoundedAgainstTheReferencePath) {
     };
     std::vector<float> ref_pcm;
     const auto ref_mel = mel_of(*model, cfg(), ref_pcm);
-    for (const char *type : {"f16", "bf16", "q8_0"}) {
+    struct Bound {
+        const char *type;
+        double mel_floor, mel_ceiling;
+    };
+    for (const Bound &bd : {Bound{"f16", 60.0, 96.0}, Bound{"bf16", 42.0, 78.0}, Bound{"q8_0", 32.0, 68.0}}) {
+        const char *type = bd.type;
         auto typed = T2wModel::load(twin_dir(), "CPU", "CPU", type, "f32");
         T2wConfig c = cfg();
         c.type_t2m = type;
         std::vector<float> pcm;
         const auto mel = mel_of(*typed, c, pcm);
         const double mel_db = snr_db(ref_mel, mel), pcm_db = snr_db(ref_pcm, pcm);
-        std::printf("token2mel %s: mel SNR %.2f dB, PCM SNR %.2f dB vs f32\n", type, mel_db, pcm_db);
-        EXPECT_GE(mel_db, 30.0) << type;
-        EXPECT_LT(mel_db, 200.0) << type << ": identical to f32, nothing converted";
+        std::printf("token2mel %s: mel SNR %.2f dB, PCM SNR %.2f dB vs f32 (mel floor %.0f, ceiling %.0f)\n", type, mel_db,
+                    pcm_db, bd.mel_floor, bd.mel_ceiling);
+        EXPECT_GE(mel_db, bd.mel_floor) << type;
+        EXPECT_LT(mel_db, bd.mel_ceiling) << type << ": (nearly) identical to f32, the weights were not converted";
     }
     auto v16 = T2wModel::load(twin_dir(), "CPU", "CPU", "f32", "f16");
     T2wConfig c = cfg();
@@ -170,7 +195,7 @@ TEST_F(Golden, FastTypesBoundedAgainstTheReferencePath) {
     std::vector<float> pcm;
     mel_of(*v16, c, pcm);
     const double pcm_db = snr_db(ref_pcm, pcm);
-    std::printf("vocoder f16: PCM SNR %.2f dB vs f32\n", pcm_db);
-    EXPECT_GE(pcm_db, 30.0);
-    EXPECT_LT(pcm_db, 200.0);
+    std::printf("vocoder f16: PCM SNR %.2f dB vs f32 (floor 48, ceiling 84)\n", pcm_db);
+    EXPECT_GE(pcm_db, 48.0);
+    EXPECT_LT(pcm_db, 84.0) << "(nearly) identical to f32, the vocoder weights were not converted";
 }
