@@ -21,7 +21,7 @@ prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/install"
 bdir="$deps/llama.cpp-$LLAMA_TAG-$variant/build"
 stamp="$prefix/.rtf-stamp"
 # bump when the build recipe below changes, so existing installs are rebuilt
-recipe=2
+recipe=3
 want_stamp="$NPM_SHA512 $variant recipe=$recipe"
 mkdir -p "$deps"
 
@@ -59,11 +59,23 @@ commit=$(git -C "$src" rev-parse --short=12 HEAD)
 
 # 3. build only the libraries (no tools, tests, examples, server, common)
 cuda=OFF; [[ $variant == cuda ]] && cuda=ON
+# No AMX in ggml-cpu. Why: with GGML_NATIVE on an AMX Xeon (Sapphire Rapids and later) the
+# pinned release's AMX mul_mat (ggml-cpu/amx, used for Q4_0/Q4_1/Q8_0/Q4_K/Q5_K/Q6_K/IQ4_XS
+# weights through the "AMX" extra buffer type) dies with SIGILL on `tilezero` in an OpenMP
+# worker (issue 29 §1b: rtf speak on a q8_0 or q4_k_m kit, and llama.cpp's own llama-bench
+# on the same file; upstream describes the tile-config/permission handling as the cause).
+# Explicit -mno-amx-* win over -march=native whatever their order (GCC's explicit ISA flags),
+# so __AMX_INT8__ is undefined, the AMX code compiles out and those weights run on the
+# AVX-512/VNNI kernels instead. Nothing else changes; on CPUs without AMX this is a no-op.
+# rtf also refuses the AMX buffer type at run time for a libllama built with it (placement.h).
+no_amx=()
+[[ $(uname -m) == x86_64 ]] && no_amx=(-DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" \
+  -DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16")
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 echo "building llama.cpp $LLAMA_TAG ($commit, $variant): ggml, llama, mtmd with $jobs jobs"
 cmake -S "$src" -B "$bdir" "${gen[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
-  -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' -DGGML_NATIVE=ON -DGGML_CUDA=$cuda \
+  -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' -DGGML_NATIVE=ON -DGGML_CUDA=$cuda "${no_amx[@]}" \
   -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
   -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
   -DLLAMA_BUILD_MTMD=ON -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_COMMIT="$commit" \

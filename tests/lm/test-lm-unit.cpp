@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <random>
@@ -14,6 +15,7 @@
 #include "models/lm/code-sampler.h"
 #include "models/lm/condition.h"
 #include "models/lm/llm-engine.h"
+#include "models/lm/llama-runtime.h"
 #include "models/lm/placement.h"
 #include "models/lm/tts-duplex.h"
 #include "models/lm/tts-engine.h"
@@ -24,6 +26,23 @@ using namespace rtf;
 using namespace rtf::lm;
 
 namespace {
+
+// ggml's AMX buffer type crashes in the pinned release (issue 29 §1b): never chosen by
+// default, only with RTF_GGML_AMX=1; without it, nothing changes.
+TEST(LlamaRuntime, AmxBufferTypeIsOptIn) {
+    EXPECT_TRUE(use_extra_bufts(true, false, nullptr));
+    EXPECT_FALSE(use_extra_bufts(true, true, nullptr));
+    EXPECT_FALSE(use_extra_bufts(true, true, "0"));
+    EXPECT_TRUE(use_extra_bufts(true, true, "1"));
+    EXPECT_FALSE(use_extra_bufts(false, true, "1"));
+    EXPECT_FALSE(use_extra_bufts(false, false, nullptr));
+}
+
+// Our build of the pinned release has no AMX code (scripts/fetch-llama.sh), on any CPU.
+TEST(LlamaRuntime, PinnedBuildHasNoAmxBufferType) {
+    if (std::getenv("RTF_LLAMA_CPP_DIR")) GTEST_SKIP() << "libllama from RTF_LLAMA_CPP_DIR, not our pinned build";
+    EXPECT_FALSE(amx_buffer_type_present());
+}
 
 TEST(CodeRng, MatchesStdUniformRealOnMt19937) {
     for (uint32_t seed : {0u, 42u, 123456u}) {
@@ -645,6 +664,46 @@ TEST_F(DuplexGenerator, NewTurnStartsAtPositionZero) {
         if (rows(r.pre_rows[i]) > 1) second = i;
     EXPECT_EQ(r.pre[second].pos0, 0);
     EXPECT_EQ(pos_[1], 4 + 26);
+}
+
+// The observer's message label counts over the utterance, not the turn: a duplex session's
+// second speak turn goes on 2, 3 (the reference's call counter keeps counting), and only
+// begin_utterance() starts again at 0 (issue 29 §3.4).
+TEST_F(DuplexGenerator, MessageLabelCountsAcrossTurnsUntilANewUtterance) {
+    const int EOS = 6561;
+    TtsGenOptions o;
+    o.mode = TtsMode::Duplex;
+    o.host_logits = false;
+    ScriptedForward f(weights_->dims().n_embd, weights_->dims().n_codes, 4096);
+    // turn 0: one non-final call (26 codes), one end-of-turn call (1 code, EOS); turn 1: the same
+    f.script = cat({codes(26, 1), codes(1, 2), {EOS}, codes(26, 3), codes(1, 4), {EOS}, codes(26, 5)});
+    TtsGenerator g(*weights_, f, o);
+    std::vector<int> pre_msg, step_msg;
+    g.set_observer({[&](const TtsPrefillEvent &e) { pre_msg.push_back(e.msg); },
+                    [&](const TtsStepEvent &e) { step_msg.push_back(e.msg); }, nullptr});
+    std::vector<int32_t> ids{1000, 1001};
+    std::vector<float> hid(2 * static_cast<size_t>(weights_->dims().n_llm), 0.5f);
+    std::vector<AudioChunk> out;
+    std::vector<int> first_step_msg;  // the label of each call's first step
+    auto call = [&](bool eot) {
+        const size_t k = step_msg.size();
+        g.feed({ids, hid, eot, eot}, out);
+        ASSERT_GT(step_msg.size(), k);
+        first_step_msg.push_back(step_msg[k]);
+        for (size_t i = k; i < step_msg.size(); ++i) EXPECT_EQ(step_msg[i], step_msg[k]) << "one label per call";
+    };
+    call(false);
+    call(true);
+    EXPECT_FALSE(g.in_turn());
+    call(false);  // a new turn starts here: positions restart, the label does not
+    EXPECT_EQ(pre_msg.back(), 2);
+    call(true);
+    EXPECT_EQ(first_step_msg, (std::vector<int>{0, 1, 2, 3}));
+    // A new utterance (a new session) counts from 0 again.
+    g.begin_utterance();
+    call(false);
+    EXPECT_EQ(first_step_msg.back(), 0);
+    EXPECT_EQ(pre_msg.back(), 0);
 }
 
 TEST(DuplexBatch, MergesUpToTheFirstEndOfTurn) {

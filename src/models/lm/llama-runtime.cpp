@@ -1,6 +1,7 @@
 #include "models/lm/llama-runtime.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -84,6 +85,23 @@ std::string take_llama_log() {
     return out;
 }
 
+bool use_extra_bufts(bool requested, bool amx_buft_present, const char *env) {
+    if (!requested || !amx_buft_present) return requested;
+    return env && std::string(env) == "1";
+}
+
+bool amx_buffer_type_present() {
+    ensure_llama_backend();
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
+    if (!reg || ggml_backend_reg_dev_count(reg) == 0) return false;
+    auto fn = reinterpret_cast<ggml_backend_dev_get_extra_bufts_t>(
+        ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"));
+    if (!fn) return false;
+    for (ggml_backend_buffer_type_t *b = fn(ggml_backend_reg_dev_get(reg, 0)); b && *b; ++b)
+        if (std::string(ggml_backend_buft_name(*b)) == "AMX") return true;
+    return false;
+}
+
 LlamaInstance load_llama(const std::string &path, const ModelPlacement &placement, bool embeddings,
                          const std::string &what, int n_seq) {
     ensure_llama_backend();
@@ -103,7 +121,15 @@ LlamaInstance load_llama(const std::string &path, const ModelPlacement &placemen
         mp.n_gpu_layers = placement.n_gpu_layers;
     }
     mp.load_mode = placement.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
-    mp.use_extra_bufts = placement.extra_bufts;
+    static const bool amx = amx_buffer_type_present();
+    mp.use_extra_bufts = use_extra_bufts(placement.extra_bufts, amx, std::getenv("RTF_GGML_AMX"));
+    if (placement.extra_bufts && !mp.use_extra_bufts) {
+        static std::once_flag said;
+        std::call_once(said, [] {
+            std::fprintf(stderr, "rtf: this libllama has ggml's AMX buffer type, which crashes (SIGILL) in the pinned "
+                                 "release; the LM stages load without extra buffer types (RTF_GGML_AMX=1 to use it)\n");
+        });
+    }
     mp.no_host = !placement.host_buffer;
     mp.progress_callback = [](float, void *) { return true; };  // no progress dots on stderr
 

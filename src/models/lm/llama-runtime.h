@@ -21,6 +21,15 @@ void ensure_llama_backend();
 // *why* a load or decode failed.
 std::string take_llama_log();
 
+// ggml's AMX extra buffer type (ggml-cpu/amx: Q4_0/Q4_1/Q8_0/Q4_K/Q5_K/Q6_K/IQ4_XS mul_mat on
+// AMX tiles) crashes with SIGILL on `tilezero` in the pinned release (issue 29 §1b). Our own
+// build of it compiles AMX out (scripts/fetch-llama.sh); a libllama brought with
+// RTF_LLAMA_CPP_DIR may still have it. Then the LM stages load without extra buffer types
+// (use_extra_bufts = false: also no CPU repacking) unless RTF_GGML_AMX=1 asks for them.
+// `amx_buft_present`: the CPU backend offers a buffer type named "AMX" (amx_buffer_type_present()).
+bool use_extra_bufts(bool requested, bool amx_buft_present, const char *rtf_ggml_amx_env);
+bool amx_buffer_type_present();
+
 struct LlamaModelFree { void operator()(llama_model *m) const { llama_model_free(m); } };
 struct LlamaContextFree { void operator()(llama_context *c) const { llama_free(c); } };
 struct LlamaSamplerFree { void operator()(llama_sampler *s) const { llama_sampler_free(s); } };
