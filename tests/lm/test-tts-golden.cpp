@@ -4,6 +4,7 @@
 // Label: slow. Figures are printed as "GOLDEN ..." lines.
 #include <gtest/gtest.h>
 
+#include "free-run-check.h"
 #include "golden-files.h"
 
 #include <cmath>
@@ -310,8 +311,29 @@ TEST_F(TtsGolden, C5_Sampler) {
 }
 
 // Free-running (criterion 6 end to end, the code half of 7): the engine on the real
-// transformer from the received messages. Exact codes need bit-identical z (README); the
-// figures are printed, and equality is required when criterion 4 was bit-exact.
+// transformer from the received messages. Once one code differs the two runs decode
+// different sequences, so the comparison covers the steps up to and including the first
+// differing code ("compared"), where it asserts:
+//   - z within the teacher-forced tolerance (1e-2, criterion 4) on every compared step, the
+//     diverging one included: a larger error is a bug whatever the codes do;
+//   - the draw u bit-equal to the reference's (it depends on the seed and the step only);
+//   - the logits the sampler saw within 0.05 of the reference's (head_code over the golden z,
+//     the reference's sequential float32 sum): head_code ~ N(0, 0.05^2) over 768 dims, so the
+//     1e-2 z tolerance moves a logit by ~0.015 for uncorrelated errors; a wrong head, class
+//     order or step moves them by O(1);
+//   - the code is the one the sampler gives on those logits with the reference's u and code
+//     history (variant S, exactly), so a divergence is one the logits explain;
+//   - the code equal to the reference's while the sampler's logits have been bit-equal to the
+//     reference's on every step so far (free-run-check.h, applied to the logits: same logits,
+//     u and history give the same code). With host logits that is "while z is bit-exact"
+//     (they are the reference's function of z); backend logits are summed in another order,
+//     never bit-equal, so there a near-tie may flip (one golden draw lies 6.6e-7 from a class
+//     boundary) and the agreement is printed, with the decision margin at the diverging step.
+struct FreeRunTrace {
+    std::vector<float> z, logits, u;
+    std::vector<int> codes;  // every step's code, EOS included
+};
+
 void free_run(TtsEngine &engine, const Golden &g, const char *label);
 
 TEST_F(TtsGolden, FreeRunning) { free_run(*engine_, *golden_, "host logits"); }
@@ -324,16 +346,32 @@ TEST_F(TtsGolden, FreeRunningBackendLogits) {
     free_run(e, *golden_, "backend logits");
 }
 
+// Probabilities after variant S's temperature and penalty, and the cumulative sums around
+// `code` (float32, sequential, as the sampler sums them): [before, at].
+std::pair<float, float> cumulative_around(std::vector<float> l, const std::vector<int32_t> &hist, int code, float u) {
+    sample_simplex(l, hist, hist.empty(), u);  // leaves the probabilities in l
+    float cum = 0.0f, before = 0.0f;
+    for (int i = 0; i <= code && i < static_cast<int>(l.size()); ++i) {
+        before = cum;
+        cum += l[static_cast<size_t>(i)];
+    }
+    return {before, cum};
+}
+
 void free_run(TtsEngine &engine, const Golden &g, const char *label) {
     TtsEngine *engine_ = &engine;
+    const auto &w = engine.weights();
+    const int n_codes = w.dims().n_codes;
+    const size_t d = static_cast<size_t>(g.d), nc = static_cast<size_t>(n_codes);
     std::map<int, std::vector<int32_t>> codes;
     std::vector<AudioChunk> chunks;
-    std::vector<float> zs;
-    std::vector<int> our_steps;
+    FreeRunTrace tr;
     engine_->set_observer({nullptr, [&](const TtsStepEvent &e) {
-                               if (e.code != engine_->dims().n_codes - 1) codes[e.msg].push_back(e.code);
-                               zs.insert(zs.end(), e.z.begin(), e.z.end());
-                               our_steps.push_back(e.code);
+                               if (e.code != n_codes - 1) codes[e.msg].push_back(e.code);
+                               tr.z.insert(tr.z.end(), e.z.begin(), e.z.end());
+                               tr.logits.insert(tr.logits.end(), e.logits.begin(), e.logits.end());
+                               tr.u.push_back(e.u);
+                               tr.codes.push_back(e.code);
                            },
                            nullptr});
     engine_->begin_utterance();
@@ -344,6 +382,56 @@ void free_run(TtsEngine &engine, const Golden &g, const char *label) {
     }
     engine_->set_observer({});
     const auto t1 = engine_->timings();
+    ASSERT_EQ(tr.z.size(), tr.codes.size() * d);
+    ASSERT_EQ(tr.logits.size(), tr.codes.size() * nc) << "the observer did not get the sampler's logits";
+    // The reference's logits: head_code over the golden z in its sequential float32 order.
+    std::vector<float> gold_logits(g.steps.size() * nc);
+    for (size_t i = 0; i < g.steps.size(); ++i)
+        code_logits(g.steps[i].z, w.head(), n_codes, std::span<float>(gold_logits.data() + i * nc, nc));
+
+    // Codes required to agree while the logits have been bit-equal (free-run-check.h's rule,
+    // with the logits as the compared state); the logits within 0.05 on every compared step.
+    const auto v = rtf::test::judge_free_run(tr.codes.size(), g.steps.size(), nc, 0.05f, [&](size_t i) {
+        return rtf::test::FreeRunStep{tr.logits.data() + i * nc, gold_logits.data() + i * nc, tr.codes[i], g.steps[i].code};
+    });
+    EXPECT_TRUE(v.failure.empty()) << label << ", logits: " << v.failure;
+    // z, u and the sampler's own decision on the compared steps (the history is the
+    // reference's, equal to ours on every compared step; one turn, so it is never cleared).
+    float max_dz = 0;
+    bool z_exact = true;
+    int bad_u = 0, inconsistent = 0;
+    std::vector<int32_t> hist;
+    for (size_t i = 0; i < v.compared; ++i) {
+        const float *zo = tr.z.data() + i * d, *zg = g.steps[i].z.data();
+        const float dz = max_abs_diff(zo, zg, d);
+        max_dz = std::max(max_dz, dz);
+        z_exact = z_exact && std::memcmp(zo, zg, d * sizeof(float)) == 0;
+        EXPECT_LE(dz, 1e-2f) << label << ": step " << i << " z off by " << dz;
+        bad_u += tr.u[i] != g.steps[i].u;
+        std::vector<float> l(tr.logits.begin() + static_cast<std::ptrdiff_t>(i * nc),
+                             tr.logits.begin() + static_cast<std::ptrdiff_t>((i + 1) * nc));
+        inconsistent += sample_simplex(l, hist, hist.empty(), g.steps[i].u) != tr.codes[i];
+        if (g.steps[i].code != n_codes - 1) hist.push_back(g.steps[i].code);
+    }
+    EXPECT_EQ(bad_u, 0) << label << ": draws differ from the reference's";
+    EXPECT_EQ(inconsistent, 0) << label << ": codes that the sampler would not give on the logits it saw";
+    if (v.first_diff < g.steps.size() && v.first_diff < tr.codes.size()) {
+        // Why it diverged: how far the reference's draw was from its class boundaries, and how
+        // far our logits were from the reference's there.
+        std::vector<int32_t> h;
+        for (size_t i = 0; i < v.first_diff; ++i)
+            if (g.steps[i].code != n_codes - 1) h.push_back(g.steps[i].code);
+        const size_t k = v.first_diff;
+        const std::vector<float> lg(gold_logits.begin() + static_cast<std::ptrdiff_t>(k * nc),
+                                    gold_logits.begin() + static_cast<std::ptrdiff_t>((k + 1) * nc));
+        const auto [before, at] = cumulative_around(lg, h, g.steps[k].code, g.steps[k].u);
+        std::printf("GOLDEN free-running [%s]: diverged at step %zu (msg %d phase %d t %d): code %d vs %d, u %.9g "
+                    "in [%.9g, %.9g] (margin %.3g), max|dlogit| there %.3g\n",
+                    label, k, g.steps[k].msg, g.steps[k].phase, g.steps[k].t, tr.codes[k], g.steps[k].code,
+                    static_cast<double>(g.steps[k].u), static_cast<double>(before), static_cast<double>(at),
+                    std::min(static_cast<double>(g.steps[k].u - before), static_cast<double>(at - g.steps[k].u)),
+                    static_cast<double>(max_abs_diff(tr.logits.data() + k * nc, lg.data(), nc)));
+    }
     int mism = 0;
     size_t n = 0;
     for (const auto &c : g.codes) {
@@ -352,30 +440,17 @@ void free_run(TtsEngine &engine, const Golden &g, const char *label) {
         for (size_t i = 0; i < std::max(ours.size(), c.codes.size()); ++i)
             mism += i >= ours.size() || i >= c.codes.size() || ours[i] != c.codes[i];
     }
-    bool z_exact = zs.size() == g.steps.size() * static_cast<size_t>(g.d);
-    for (size_t i = 0; z_exact && i < g.steps.size(); ++i) {
-        z_exact = std::memcmp(zs.data() + i * static_cast<size_t>(g.d), g.steps[i].z.data(), static_cast<size_t>(g.d) * 4) == 0;
-    }
-    // Where the free run leaves the golden path, and how close z was until then.
-    size_t first_diff = g.steps.size();
-    float zdiff = 0;
-    for (size_t i = 0; i < g.steps.size() && i < our_steps.size(); ++i) {
-        zdiff = std::max(zdiff, max_abs_diff(zs.data() + i * static_cast<size_t>(g.d), g.steps[i].z.data(), static_cast<size_t>(g.d)));
-        if (our_steps[i] != g.steps[i].code) { first_diff = i; break; }
-    }
-    std::printf("GOLDEN free-running [%s]: first differing step %zu (msg %d phase %d t %d), max|dz| up to it %.3e\n", label,
-                first_diff, first_diff < g.steps.size() ? g.steps[first_diff].msg : -1, first_diff < g.steps.size() ? g.steps[first_diff].phase : -1,
-                first_diff < g.steps.size() ? g.steps[first_diff].t : -1, zdiff);
-    std::printf("GOLDEN free-running [%s]: %d code mismatches of %zu golden codes, %zu chunks (golden %zu), z bit-exact: %s\n",
-                label, mism, n, chunks.size(), g.t2w.size(), z_exact ? "yes" : "no");
+    std::printf("GOLDEN free-running [%s]: %zu of %zu steps agree before the first difference; compared %zu: max|dz| "
+                "%.3e (limit 1e-2, bit-exact: %s), max|dlogit| %.3e (limit 0.05, bit-exact: %s, so codes %s)\n",
+                label, v.agreeing, g.steps.size(), v.compared, max_dz, z_exact ? "yes" : "no", v.max_dz,
+                v.z_exact ? "yes" : "no", v.z_exact ? "required to agree" : "only printed");
+    std::printf("GOLDEN free-running [%s]: %d code mismatches of %zu golden codes, %zu chunks (golden %zu)\n", label, mism, n,
+                chunks.size(), g.t2w.size());
     std::printf("GOLDEN free-running [%s] timings: prefill %.1f ms / %lld rows, decode %.1f ms / %lld (%.2f ms/step), sample %.1f ms\n",
                 label, t1.prefill_ms - t0.prefill_ms, static_cast<long long>(t1.n_prefill_rows - t0.n_prefill_rows),
                 t1.decode_ms - t0.decode_ms, static_cast<long long>(t1.n_decode - t0.n_decode),
                 (t1.decode_ms - t0.decode_ms) / static_cast<double>(std::max<int64_t>(1, t1.n_decode - t0.n_decode)),
                 t1.sample_ms - t0.sample_ms);
-    if (z_exact && engine.config().host_logits) {
-        EXPECT_EQ(mism, 0);
-    }
 }
 
 }  // namespace
