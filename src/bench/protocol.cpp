@@ -41,6 +41,7 @@ void ProtocolConfig::validate() const {
     if (!(outlier_z > 0)) throw_usage("--outlier-z: must be > 0");
     if (!(targets.rtf > 0) && !std::isnan(targets.rtf)) throw_usage("--target-rtf: must be > 0");
     if (targets.first_audio_ms < 0) throw_usage("--target-first-audio-ms: must be >= 0");
+    if (targets.gapless_start_ms < 0) throw_usage("--target-gapless-start-ms: must be >= 0");
     if (targets.starvation < 0) throw_usage("--target-starvation: must be >= 0");
     for (const auto &[s, f] : floors)
         if (!(f >= 0)) throw_usage("--floor " + s + ": must be >= 0 (RTF)");
@@ -57,6 +58,7 @@ nlohmann::json ProtocolConfig::to_json() const {
             {"targets",
              {{"rtf", num(targets.rtf)},
               {"first_audio_ms", num(targets.first_audio_ms)},
+              {"gapless_start_ms", num(targets.gapless_start_ms)},
               {"starvation", num(targets.starvation)}}},
             {"floors_rtf", fl}};
 }
@@ -195,6 +197,7 @@ ConfigResult ConfigRunner::finish() {
     };
     target("rtf", cfg_.targets.rtf);
     target("first_audio_ms", cfg_.targets.first_audio_ms);
+    target("gapless_start_ms", cfg_.targets.gapless_start_ms);
     target("starvation.count", cfg_.targets.starvation);
     v.valid = v.reasons.empty();
     v.targets_met = true;

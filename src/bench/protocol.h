@@ -14,7 +14,9 @@
 //   otherwise VALID, and exit 2 when any target is missed on the median, else 0.
 //   Usage / setup errors are not verdicts: they propagate as rtf::Error (exit 1).
 // Targets (a NaN target is off): median rtf <= target_rtf (default 1.0); median
-// first_audio_ms <= target_first_audio_ms (off); median starvation.count <= target_starvation (0).
+// first_audio_ms <= target_first_audio_ms (off); median gapless_start_ms <=
+// target_gapless_start_ms (off; the listener's wait, metrics.h); median starvation.count <=
+// target_starvation (0).
 // Warnings (never change the exit code): outliers by median/MAD (robust-stats.h) on rtf,
 // rtf_steady and first_audio_ms; RTF spread (max - min) above the noise floor; no warm-up;
 // quality not checked.
@@ -40,6 +42,7 @@ inline constexpr const char *kSchema = "rtfkit.bench/1";
 struct Targets {
     double rtf = 1.0;
     double first_audio_ms = std::numeric_limits<double>::quiet_NaN();
+    double gapless_start_ms = std::numeric_limits<double>::quiet_NaN();
     double starvation = 0;  // gap count
 };
 

@@ -30,7 +30,7 @@ namespace {
 struct BenchOptions {
     std::string workload;  // empty: speak when --models is given, else simulate
     std::string warmup = "1", runs = "5";
-    std::string target_rtf = "1.0", target_first_audio_ms = "off", target_starvation = "0";
+    std::string target_rtf = "1.0", target_first_audio_ms = "off", target_gapless_start_ms = "off", target_starvation = "0";
     std::string noise = "0.03", outlier_z = "3.5";
     std::vector<std::string> set;
     // simulate workload knobs (also reachable through --set KEY=VALUE)
@@ -88,6 +88,7 @@ int run_bench(const BenchOptions &o) {
     pc.runs = static_cast<int>(parse_int(o.runs, "--runs", 1, 100000));
     pc.targets.rtf = parse_target(o.target_rtf, "--target-rtf", 1e6);
     pc.targets.first_audio_ms = parse_target(o.target_first_audio_ms, "--target-first-audio-ms", 1e9);
+    pc.targets.gapless_start_ms = parse_target(o.target_gapless_start_ms, "--target-gapless-start-ms", 1e9);
     pc.targets.starvation = parse_target(o.target_starvation, "--target-starvation", 1e9);
     pc.noise = parse_double(o.noise, "--noise", 0, 100);
     pc.outlier_z = parse_double(o.outlier_z, "--outlier-z", 0.1, 100);
@@ -210,6 +211,10 @@ static void add_bench_command(CLI::App &app, Action &action) {
     sub->add_option("--target-first-audio-ms", o->target_first_audio_ms,
                     "Target: median first_audio_ms <= this, ms ('off' to disable)")
         ->default_str(o->target_first_audio_ms);
+    sub->add_option("--target-gapless-start-ms", o->target_gapless_start_ms,
+                    "Target: median gapless_start_ms <= this, ms ('off' to disable): the earliest playback start "
+                    "after which no gap follows (first audio plus the buffer its later gaps need)")
+        ->default_str(o->target_gapless_start_ms);
     sub->add_option("--target-starvation", o->target_starvation,
                     "Target: median starvation gap count <= this ('off' to disable)")
         ->default_str(o->target_starvation);

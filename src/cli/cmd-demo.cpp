@@ -67,9 +67,12 @@ void ensure_kit(const std::string &dir, const std::string &scale_name, bool quie
 
 int run_demo(DemoCmd &d) {
     speak::SpeakConfig cfg = make_speak_config(d.opts, /*finalize=*/false);
+    speak::parse_profile_mode(d.opts.profile.mode);  // a bad --profile before minutes of kit making
     std::string kit = !cfg.models_dir.empty() ? cfg.models_dir : (!d.kit_dir.empty() ? d.kit_dir : default_kit_dir(d.scale));
     if (cfg.models_dir.empty()) ensure_kit(kit, d.scale, d.quiet);
     cfg.models_dir = kit;
+    d.opts.profile.history_db = d.history.db;
+    const auto profile = apply_profile(d.opts, cfg);
     if (cfg.prompt.empty() && cfg.text.empty()) cfg.text = kParagraph;
     // The demo's minimum follows a smaller --max-audio-s (both default to 6 s).
     if (cfg.max_audio_s > 0 && cfg.min_audio_s > cfg.max_audio_s) speak::apply_knob(cfg, "min-audio-s", speak::find_knob("max-audio-s")->get(cfg));
@@ -81,6 +84,8 @@ int run_demo(DemoCmd &d) {
     out.trace_path = (fs::path(d.out_dir) / "demo.trace.json").string();
     out.progress = !d.quiet;
     out.history = d.history;
+    out.profile = profile.to_json();
+    out.profile_line = profile.line();
 
     std::cout << "loading kit " << kit << " ...\n";
     auto engines = speak::load_engines(cfg);

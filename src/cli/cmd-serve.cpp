@@ -50,10 +50,14 @@ int run_serve(ServeCmd &o) {
     o.sc.validate();
     speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
     cfg.models_dir = o.models;
+    // The machine profile under the user's knobs; --slot-threads still shares the cores among
+    // the slots (a single-stream tuned thread count does not fit several streams).
+    const auto profile = apply_profile(o.opts, cfg);
     const speak::Kit kit = speak::resolve_kit(o.models);
     // A twin never ends its turn on its own: give its utterances a fixed length unless the
     // user chose one (as rtf demo does).
     if (kit.is_twin && cfg.max_audio_s == 0) speak::apply_knobs(cfg, {{"max-audio-s", "6"}, {"min-audio-s", "6"}});
+    std::cerr << "profile: " << profile.line() << "\n";
     std::cerr << "loading " << o.sc.max_streams << " engine set(s) from " << o.models << " ...\n";
     serve::Server srv(o.sc, cfg, [](const std::string &line) { std::cerr << "  " << line << "\n"; });
     srv.quiet = o.quiet;

@@ -21,7 +21,12 @@ struct SpeakCmd {
 };
 
 int run_speak(SpeakCmd &c) {
-    auto cfg = make_speak_config(c.opts);
+    auto cfg = make_speak_config(c.opts, /*finalize=*/false);
+    c.opts.profile.history_db = c.out.history.db;
+    const auto profile = apply_profile(c.opts, cfg);
+    speak::finalize(cfg);
+    c.out.profile = profile.to_json();
+    c.out.profile_line = profile.line();
     c.out.progress = !c.quiet;
     if (c.out.wav_path.empty()) throw_usage("-o/--output: give a WAV path, or '-' for raw PCM on stdout");
     std::ostream &info = c.out.wav_path == "-" || c.out.json_path == "-" ? std::cerr : std::cout;

@@ -39,6 +39,7 @@ void add_speak_options(CLI::App *sub, SpeakOptions &o, KnobSet set) {
                     "JSON file of knobs: an object keyed by these long flag names, e.g. {\"d1\": 4, \"no-cfg\": true} "
                     "(what `rtf tune` writes); flags given on the command line win")
         ->check(CLI::ExistingFile);
+    if (set != KnobSet::t2w_engine) o.profile.add_to(sub);
 }
 
 speak::SpeakConfig make_speak_config(const SpeakOptions &o, bool finalize) {
@@ -47,6 +48,18 @@ speak::SpeakConfig make_speak_config(const SpeakOptions &o, bool finalize) {
     speak::apply_knobs(c, o.given);
     if (finalize) speak::finalize(c);
     return c;
+}
+
+std::set<std::string> user_set_knobs(const SpeakOptions &o) {
+    std::set<std::string> s;
+    for (const auto &[k, v] : o.given) s.insert(k);
+    if (!o.config_path.empty())
+        for (const auto &[k, v] : speak::read_knob_file(o.config_path)) s.insert(k);
+    return s;
+}
+
+speak::MachineProfile apply_profile(const SpeakOptions &o, speak::SpeakConfig &cfg) {
+    return apply_machine_profile(o.profile, cfg, user_set_knobs(o));
 }
 
 }  // namespace rtf::cli

@@ -67,8 +67,10 @@ speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg
     if (out.progress) std::fprintf(stderr, "\n");
     if (wav) wav->close();
     interrupted = r.run.cancelled;
-    if (!out.json_path.empty()) write_json(speak::to_json(r), out.json_path);
-    if (!r.run.cancelled) append_speak_history(out.history, speak::to_json(r), speak::knobs_json(cfg), cfg.models_dir);
+    nlohmann::json doc = speak::to_json(r);
+    if (!out.profile.is_null()) doc["profile"] = out.profile;
+    if (!out.json_path.empty()) write_json(doc, out.json_path);
+    if (!r.run.cancelled) append_speak_history(out.history, doc, speak::knobs_json(cfg), cfg.models_dir);
     if (!out.trace_path.empty()) {
         prof::write_trace_file(prof::chrome_trace(r.run.record, &r.run.metrics.starvation), out.trace_path);
     }
@@ -84,8 +86,10 @@ void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, s
     if (r.twin_text_cap > 0)
         os << "twin cap  LLM reply capped at " << r.twin_text_cap << " text tokens (--twin-text-rate "
            << fmt(r.config.value("twin_text_rate", 0.0), 1) << "/s of audio): a twin artefact, real kits are never capped\n";
+    if (!out.profile_line.empty()) os << "profile   " << out.profile_line << "\n";
     os << "rtf       " << fmt(m.rtf) << "   (xRT " << fmt(m.xrt, 2) << ")   rtf_steady " << fmt(m.rtf_steady)
-       << "   first_audio_ms " << fmt(m.first_audio_ms, 0) << "\n";
+       << "   first_audio_ms " << fmt(m.first_audio_ms, 0) << "   gapless_start_ms " << fmt(m.gapless_start_ms, 0)
+       << "\n";
     os << "first     " << speak::to_line(r.first_audio) << "\n";
     if (r.t2w_graphs_built > 0 || r.t2w_rebuilt)
         os << "warning   Token2Wav built " << r.t2w_graphs_built << " graphs during the run"

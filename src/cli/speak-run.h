@@ -4,6 +4,8 @@
 // by `rtf speak` and `rtf demo`.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/history-append.h"
 #include "speak/speak.h"
 
@@ -15,6 +17,8 @@ struct SpeakOutputs {
     std::string trace_path;  // "" = none
     bool progress = true;    // live progress line on stderr
     HistoryFlags history;    // a complete run is appended to the result history
+    nlohmann::json profile;  // the machine profile in use (MachineProfile::to_json), null = none given
+    std::string profile_line;  // its one line for the summary
 };
 
 // Runs one utterance with the engines, writing outputs as chunks arrive. The WAV stays

@@ -104,7 +104,7 @@ std::string knob_text(const nlohmann::json &v) { return v.is_string() ? v.get<st
 // ---- the store ---------------------------------------------------------------------------
 
 History::History(const std::string &path) : path_(path) {
-    if (path.empty()) throw_usage("--db: the history file path is empty");
+    if (path.empty()) throw_usage("--history-db: the history file path is empty");
     std::error_code ec;
     const fs::path parent = fs::path(path).parent_path();
     if (!parent.empty()) fs::create_directories(parent, ec);
@@ -375,6 +375,18 @@ Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir) {
     if (tune.contains("trials") && tune["trials"].is_array()) e.metrics["trials"] = tune["trials"].size();
     for (auto it = e.metrics.begin(); it != e.metrics.end(); ++it) e.runs[it.key()] = nlohmann::json::array({it.value()});
     return e;
+}
+
+std::optional<Entry> latest_tune_for(const History &h, const std::string &kit_dir) {
+    if (kit_dir.empty()) return std::nullopt;  // an empty kit id would match every kit
+    Filter f;
+    f.kind = "tune";
+    f.machine_id = machine_id(machine_json());
+    f.kit_id = kit_id(kit_identity(kit_dir));
+    f.limit = 1;
+    auto rows = h.list(f);
+    if (rows.empty()) return std::nullopt;
+    return rows.back();
 }
 
 nlohmann::json metric_series(const std::vector<Entry> &rows, const std::string &metric, const nlohmann::json &filters,

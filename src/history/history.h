@@ -17,8 +17,8 @@
 // median per metric for bench, the value for a single run), every run's values (for the
 // significance test), and the whole result JSON.
 //
-// Where: --db FILE, else $RTF_HISTORY_DB, else $XDG_DATA_HOME/rtfkit/history.db, else
-// ~/.local/share/rtfkit/history.db.
+// Where: --history-db FILE (every command; rtf history also takes the older --db), else
+// $RTF_HISTORY_DB, else $XDG_DATA_HOME/rtfkit/history.db, else ~/.local/share/rtfkit/history.db.
 // Errors: an unreadable/corrupt file or a failing statement -> rtf::Error(Setup) naming
 // the file and SQLite's message. Thread-safety: one History per thread.
 #include <cstdint>
@@ -97,6 +97,11 @@ Entry entry_from_speak(const nlohmann::json &speak, const nlohmann::json &knobs,
 // changes as its knobs, metrics rtf (the tuner's estimate: baseline x the kept pairs' ratios),
 // rtf_base, gain, trials, wall_s.
 Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir);
+
+// The newest `rtf tune` row of this machine (its fingerprint now) for the kit in `kit_dir`
+// (its identity now), or none: what `--profile auto` starts from (speak/machine-profile.h).
+// A row of another machine or another kit (a changed file is another kit) never matches.
+std::optional<Entry> latest_tune_for(const History &h, const std::string &kit_dir);
 
 // One metric over `rows` (oldest first) as a result `rtf report` renders (schema
 // rtfkit.history-series/1): {"metric", "filters", "db", "points": [{"id", "created", "kind",

@@ -52,8 +52,9 @@ Metrics compute_metrics(const RunRecord &run, double jitter_ms) {
             if (duration[i] > 0) steady.push_back((arrival[i] - arrival[i - 1]) / duration[i]);
         m.rtf_steady = steady.empty() ? kNaN : median(steady);
         m.starvation = simulate_playback(arrival, duration, jitter_ms);
+        m.gapless_start_ms = gapless_start_ms(arrival, duration);
     } else {
-        m.rtf = m.rtf_steady = m.xrt = kNaN;
+        m.rtf = m.rtf_steady = m.xrt = m.gapless_start_ms = kNaN;
         m.first_audio_ms = m.n_chunks > 0 ? arrival.front() : kNaN;
         m.starvation.jitter_ms = jitter_ms;
     }
@@ -91,6 +92,7 @@ nlohmann::json to_json(const Metrics &m) {
     j["rtf_steady"] = json_number(m.rtf_steady);
     for (const auto &s : m.stages) j["rtf_stage." + s.name] = json_number(s.rtf_stage);
     j["first_audio_ms"] = json_number(m.first_audio_ms);
+    j["gapless_start_ms"] = json_number(m.gapless_start_ms);
     j["xrt"] = json_number(m.xrt);
     j["starvation"] = to_json(m.starvation);
     for (const auto &s : m.stages) {

@@ -6,6 +6,10 @@
 //   rtf_steady           median over i >= 1 of (out[i] - out[i-1]) / dur[i]   (null if n < 2)
 //   rtf_stage.<s>        busy time of stage s / A
 //   first_audio_ms       out[0] - t0
+//   gapless_start_ms     the earliest playback start (from t0) after which no gap follows:
+//                        out[0] - t0 + playback.h's min_startup_buffer_ms (>= first_audio_ms;
+//                        equal when the run never starves). The listener's number: a
+//                        first-audio lever that adds gaps shows here, not in first_audio_ms.
 //   xrt                  1 / rtf
 //   starvation           playback.h with the run's jitter buffer: count, total_ms
 //   <s>.item_ms          per-item busy time of stage s (one StageEvent plus its tail):
@@ -41,7 +45,7 @@ struct Metrics {
     int64_t n_chunks = 0;
     double audio_ms = 0;   // A
     double wall_ms = 0;    // end_ms - t0 (includes the tail after the last chunk)
-    double rtf = 0, rtf_steady = 0, first_audio_ms = 0, xrt = 0;
+    double rtf = 0, rtf_steady = 0, first_audio_ms = 0, gapless_start_ms = 0, xrt = 0;
     Starvation starvation;
     std::vector<StageMetrics> stages;
     std::vector<std::pair<std::string, Summary>> queue_wait;   // per queue name

@@ -1,5 +1,6 @@
 #include "profile/playback.h"
 
+#include <algorithm>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,24 @@ Starvation simulate_playback(const std::vector<double> &arrival_ms, const std::v
     }
     s.playback_end_ms = play_end;
     return s;
+}
+
+double min_startup_buffer_ms(const std::vector<double> &arrival_ms, const std::vector<double> &duration_ms) {
+    simulate_playback(arrival_ms, duration_ms, 0.0);  // the same input checks
+    if (arrival_ms.empty()) return 0;
+    // Played back to back from the first arrival (no resumes): chunk i is due at
+    // arrival[0] + sum_{j<i} duration[j]; the buffer must cover its worst lateness.
+    double due = arrival_ms[0], need = 0;
+    for (size_t i = 0; i < arrival_ms.size(); ++i) {
+        need = std::max(need, arrival_ms[i] - due);
+        due += duration_ms[i];
+    }
+    return need;
+}
+
+double gapless_start_ms(const std::vector<double> &arrival_ms, const std::vector<double> &duration_ms) {
+    const double b = min_startup_buffer_ms(arrival_ms, duration_ms);
+    return arrival_ms.empty() ? 0 : arrival_ms[0] + b;
 }
 
 nlohmann::json to_json(const Starvation &s) {

@@ -34,6 +34,17 @@ struct Starvation {
 Starvation simulate_playback(const std::vector<double> &arrival_ms, const std::vector<double> &duration_ms,
                              double jitter_ms);
 
+// The listener's number (issue 30 §4): the smallest startup buffer after the first chunk's
+// arrival for which the simulation above finds no gap, max_i (arrival[i] - (arrival[0] +
+// sum_{j<i} duration[j])), >= 0: every chunk played back to back from the first arrival
+// plus this wait is there in time. gapless_start_ms = arrival[0] + it: how long after t0 a
+// player that must never stall can start. Same input rules as simulate_playback; empty
+// input: 0.
+//
+//   min_startup_buffer_ms({0, 1500, 1600}, {1000, 1000, 1000});  // 500: chunk 1 is 500 ms late
+double min_startup_buffer_ms(const std::vector<double> &arrival_ms, const std::vector<double> &duration_ms);
+double gapless_start_ms(const std::vector<double> &arrival_ms, const std::vector<double> &duration_ms);
+
 // {"count", "total_ms", "jitter_ms", "playback_start_ms", "playback_end_ms", "gaps": [...]}
 nlohmann::json to_json(const Starvation &s);
 

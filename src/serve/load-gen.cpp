@@ -108,6 +108,7 @@ StreamOutcome one_request(const Target &t, const LoadConfig &c, const std::strin
     o.complete = ok && o.status == 200 && bytes > 0;
     if (!arrival.empty()) {
         o.starvation = prof::simulate_playback(arrival, duration, c.startup_buffer_ms);
+        o.gapless_start_ms = prof::gapless_start_ms(arrival, duration);
         o.rtf = o.audio_s > 0 ? (arrival.back() / 1000.0) / o.audio_s : 0;
     }
     return o;
@@ -116,6 +117,7 @@ StreamOutcome one_request(const Target &t, const LoadConfig &c, const std::strin
 json outcome_json(const StreamOutcome &o) {
     json j = {{"client", o.client},       {"t_sent_ms", o.t_sent_ms},   {"status", o.status},
               {"complete", o.complete},   {"real_time", o.real_time()}, {"first_audio_ms", prof::json_number(o.first_audio_ms)},
+              {"gapless_start_ms", o.gapless_start_ms >= 0 ? json(o.gapless_start_ms) : json(nullptr)},
               {"end_ms", o.end_ms},       {"audio_s", o.audio_s},       {"rtf", o.rtf},
               {"starvation", {{"count", o.starvation.count}, {"total_ms", o.starvation.total_ms}}}};
     if (!o.error.empty()) j["error"] = o.error;
@@ -148,7 +150,7 @@ json LoadConfig::to_json() const {
 }
 
 void summarize(LoadResult &r) {
-    std::vector<double> fa, rtf;
+    std::vector<double> fa, gs, rtf;
     r.n = static_cast<int64_t>(r.streams.size());
     r.n_complete = r.n_refused = r.n_errors = r.n_real_time = 0;
     double audio = 0;
@@ -160,9 +162,11 @@ void summarize(LoadResult &r) {
         ++r.n_complete;
         if (s.real_time()) ++r.n_real_time;
         fa.push_back(s.first_audio_ms);
+        gs.push_back(s.gapless_start_ms);
         rtf.push_back(s.rtf);
     }
     r.first_audio_ms = prof::summarize(fa);
+    r.gapless_start_ms = prof::summarize(gs);
     r.rtf = prof::summarize(rtf);
     r.real_time_share = r.n_complete > 0 ? static_cast<double>(r.n_real_time) / r.n_complete : 0;
     r.audio_s_per_wall_s = r.wall_s > 0 ? audio / r.wall_s : 0;
@@ -184,6 +188,7 @@ json LoadResult::to_json() const {
               {"real_time", n_real_time},
               {"real_time_share", real_time_share},
               {"first_audio_ms", prof::to_json(first_audio_ms)},
+              {"gapless_start_ms", prof::to_json(gapless_start_ms)},
               {"rtf", prof::to_json(rtf)},
               {"audio_s_per_wall_s", audio_s_per_wall_s}}},
             {"streams", streams_j}};

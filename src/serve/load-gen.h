@@ -53,6 +53,7 @@ struct StreamOutcome {
     int status = 0;             // HTTP status; 0 = no response (connection failed)
     std::string error;          // transport error or the server's error message
     double first_audio_ms = -1; // request sent -> first audio byte
+    double gapless_start_ms = -1; // request sent -> earliest playback start with no gap after it (metrics.h)
     double end_ms = 0;          // request sent -> last byte
     double audio_s = 0;
     double rtf = 0;
@@ -68,7 +69,7 @@ struct LoadResult {
     int64_t not_sent = 0;       // open loop: arrivals dropped at max_in_flight
     // summary
     int64_t n = 0, n_complete = 0, n_refused = 0, n_errors = 0, n_real_time = 0;
-    prof::Summary first_audio_ms, rtf;
+    prof::Summary first_audio_ms, gapless_start_ms, rtf;
     double real_time_share = 0;      // of complete streams
     double audio_s_per_wall_s = 0;   // throughput: audio delivered per second of the run
 

@@ -264,7 +264,9 @@ std::vector<KnobDef> make_table() {
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.t2w.leading_silence); }});
     t.push_back({"t2w-type-t2m", "", "t2w", "",
-                 "Compute type of token2mel's matrix weights (converted at load; f32 = the reference's math)",
+                 "Compute type of token2mel's matrix weights (converted at load; f32 = the reference's math). Which is "
+                 "faster depends on the CPU: bf16 measured faster on an AMD EPYC Zen 4 (AVX512-BF16, no AMX), slower "
+                 "on an Intel Xeon with AMX; --profile auto picks per CPU, `rtf limits` shows this CPU's peaks",
                  {"f32", "f16", "bf16", "q8_0"}, false, false, true, true,
                  [](SpeakConfig &c, const std::string &v) { c.t2w.type_t2m = one_of("t2w-type-t2m", v, {"f32", "f16", "bf16", "q8_0"}); },
                  [](const SpeakConfig &c) { return c.t2w.type_t2m; }});

@@ -2,6 +2,7 @@
 // (machine fingerprint ignores what varies run to run; a changed kit file changes the kit
 // id), rows from bench/speak JSON, and the regression rule (noise floor, direction,
 // significance when both sides have enough runs).
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -152,4 +153,39 @@ TEST(History, IdentitiesAndRows) {
     EXPECT_DOUBLE_EQ(s.metrics["first_audio.llm_prefill_ms"].get<double>(), 100);
     EXPECT_FALSE(s.metrics.contains("first_audio.t2w_wait_ms"));
     EXPECT_EQ(s.knobs["d1"], "4");
+}
+
+// `--profile auto` reads the newest tune row of this machine for this kit, and only that
+// (issue 30 §3: a tuned result overrides the built-in defaults for its own machine and kit).
+TEST(History, LatestTuneIsThisMachinesAndThisKits) {
+    test::ScratchDir t("history-tune");
+    std::filesystem::create_directories(t.file("kit1"));
+    std::filesystem::create_directories(t.file("kit2"));
+    std::ofstream(t.file("kit1/a.gguf")) << "GGUF kit one";
+    std::ofstream(t.file("kit2/a.gguf")) << "GGUF kit two";
+    const std::string kit1 = t.file("kit1"), kit2 = t.file("kit2");
+    history::History h(t.file("h.db"));
+    EXPECT_FALSE(history::latest_tune_for(h, kit1).has_value());
+    nlohmann::json tune = {{"workload", "speak"}, {"changes", {{"tts-threads", "1"}}}, {"best_rtf_estimate", 0.9}};
+    const auto first = h.append(history::entry_from_tune(tune, kit1), tune);
+    tune["changes"] = {{"t2w-threads-voc", "1"}};
+    const auto newest = h.append(history::entry_from_tune(tune, kit1), tune);
+    // another machine's newer row for the same kit: never used here
+    auto other = history::entry_from_tune(tune, kit1);
+    other.machine_id = "0000000000000000";
+    other.knobs = {{"d1", "2"}};
+    h.append(other, tune);
+    // a bench row is not a tune row
+    auto bench = history::entry_from_speak({{"metrics", {{"rtf", 1.0}}}}, {{"d2", "3"}}, kit1);
+    h.append(bench, {});
+    auto got = history::latest_tune_for(h, kit1);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->id, newest);
+    EXPECT_NE(got->id, first);
+    EXPECT_EQ(got->knobs, nlohmann::json({{"t2w-threads-voc", "1"}}));
+    EXPECT_FALSE(history::latest_tune_for(h, kit2).has_value());  // another kit
+    EXPECT_FALSE(history::latest_tune_for(h, "").has_value());    // no kit matches nothing
+    // the same kit with a changed file is another kit
+    std::ofstream(t.file("kit1/a.gguf")) << "GGUF kit one, changed";
+    EXPECT_FALSE(history::latest_tune_for(h, kit1).has_value());
 }

@@ -41,6 +41,7 @@ TEST(Metrics, DesignDefinitionsByHand) {
     EXPECT_DOUBLE_EQ(m.rtf, 1300.0 / 4000.0);                // (out[n-1] - t0) / A
     EXPECT_DOUBLE_EQ(m.xrt, 4000.0 / 1300.0);
     EXPECT_DOUBLE_EQ(m.first_audio_ms, 300);                 // out[0] - t0
+    EXPECT_DOUBLE_EQ(m.gapless_start_ms, 300);               // never starves: = first audio
     EXPECT_DOUBLE_EQ(m.rtf_steady, 0.3);                     // median(300, 400, 300) / 1000
     EXPECT_DOUBLE_EQ(m.stages[0].rtf_stage, 0.1);            // 400 / 4000
     EXPECT_DOUBLE_EQ(m.stages[1].rtf_stage, 0.3);            // 1200 / 4000
@@ -59,8 +60,8 @@ TEST(Metrics, DesignDefinitionsByHand) {
 
 TEST(Metrics, JsonUsesDesignNames) {
     auto j = to_json(compute_metrics(sample_run(), 0));
-    for (const char *k : {"rtf", "rtf_steady", "rtf_stage.llm", "rtf_stage.t2w", "first_audio_ms", "xrt",
-                          "starvation", "llm.item_ms", "t2w.item_ms", "t2w.vocoder_ms", "queue_wait.q1",
+    for (const char *k : {"rtf", "rtf_steady", "rtf_stage.llm", "rtf_stage.t2w", "first_audio_ms", "gapless_start_ms",
+                          "xrt", "starvation", "llm.item_ms", "t2w.item_ms", "t2w.vocoder_ms", "queue_wait.q1",
                           "bound_overlap", "bound_serial", "pipeline_efficiency"}) {
         EXPECT_TRUE(j.contains(k)) << k;
     }

@@ -48,3 +48,25 @@ TEST(Playback, BadInputIsUsageError) {
     EXPECT_EQ(j["count"], 1);
     EXPECT_EQ(j["gaps"][0]["chunk"], 1);
 }
+
+// gapless_start_ms (issue 30 §4): the wait before playback after which no gap follows.
+TEST(Playback, GaplessStartIsTheSmallestBufferWithoutGaps) {
+    // chunk 1 due at 1000 (arrival 0 + 1000 played) arrives at 1500: 500 ms late; chunk 2 due
+    // at 2000, arrives 1600: in time.
+    const std::vector<double> a = {0, 1500, 1600}, d = {1000, 1000, 1000};
+    EXPECT_DOUBLE_EQ(min_startup_buffer_ms(a, d), 500);
+    EXPECT_DOUBLE_EQ(gapless_start_ms(a, d), 500);
+    // The definition, checked against the simulation: that buffer gives no gap, less gives one.
+    EXPECT_EQ(simulate_playback(a, d, 500).count, 0);
+    EXPECT_EQ(simulate_playback(a, d, 499).count, 1);
+    // Lateness that accumulates over chunks is the worst one, not the first.
+    const std::vector<double> b = {200, 1300, 2500, 3700}, e = {1000, 1000, 1000, 1000};
+    EXPECT_DOUBLE_EQ(min_startup_buffer_ms(b, e), 500);  // chunk 3: due 3200, arrives 3700
+    EXPECT_DOUBLE_EQ(gapless_start_ms(b, e), 700);
+    EXPECT_EQ(simulate_playback(b, e, 500).count, 0);
+    EXPECT_GT(simulate_playback(b, e, 450).count, 0);
+    // Never starving: the first arrival itself.
+    EXPECT_DOUBLE_EQ(gapless_start_ms({300, 310, 320}, {1000, 1000, 1000}), 300);
+    EXPECT_DOUBLE_EQ(gapless_start_ms({}, {}), 0);
+    EXPECT_THROW(gapless_start_ms({5, 4}, {1, 1}), rtf::Error);
+}

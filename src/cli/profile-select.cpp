@@ -1,0 +1,50 @@
+#include "cli/profile-select.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "core/cpu-features.h"
+#include "history/history.h"
+
+namespace rtf::cli {
+
+void ProfileFlags::add_to(CLI::App *sub) {
+    sub->add_option("--profile", mode,
+                    "Machine profile the knobs start from (flags and --config win): auto = this machine's newest "
+                    "`rtf tune` result for this kit in the history, else the built-in verified defaults for this "
+                    "CPU's features (AMX / AVX512-BF16 / AVX-512 / AVX2, CPU count); exact = the same without the "
+                    "choices that change the output (the reference math); none = the plain knob defaults. "
+                    "RTF_CPU_FEATURES=avx512f,avx512_bf16,... shows another CPU's built-in choices")
+        ->type_name("auto|exact|none")
+        ->default_str(mode);
+}
+
+std::optional<speak::TunedRow> find_tuned_row(const std::string &db, const std::string &kit_dir) {
+    const char *off = std::getenv("RTF_HISTORY");
+    if (off && std::string(off) == "0") return std::nullopt;
+    const std::string path = db.empty() ? history::History::default_path() : db;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;  // never create it to read
+    try {
+        history::History h(path);
+        auto row = history::latest_tune_for(h, kit_dir);
+        if (!row) return std::nullopt;
+        return speak::TunedRow{row->id, row->created, row->knobs};
+    } catch (const std::exception &e) {
+        std::cerr << "rtf: warning: no tuned profile read from the history: " << e.what() << "\n";
+        return std::nullopt;
+    }
+}
+
+speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
+                                            const std::set<std::string> &user_set) {
+    const auto mode = speak::parse_profile_mode(f.mode);
+    std::optional<speak::TunedRow> tuned;
+    if (mode == speak::ProfileMode::automatic && !cfg.models_dir.empty()) tuned = find_tuned_row(f.history_db, cfg.models_dir);
+    auto p = speak::select_profile(mode, cpu_features(), tuned);
+    speak::apply_profile(cfg, p, user_set);
+    return p;
+}
+
+}  // namespace rtf::cli

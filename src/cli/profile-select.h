@@ -1,0 +1,32 @@
+#pragma once
+// `--profile auto|exact|none` on the commands that speak (speak, demo, serve, duplex): picks the
+// machine profile (speak/machine-profile.h) and applies it under the user's own knobs. The
+// tuned override is read here, from the result history (the newest `rtf tune` row whose
+// machine fingerprint and kit identity are this machine's and this kit's), because speak
+// never opens the DB. A history that does not exist or cannot be read means no tuned row
+// (a warning for the unreadable one), never a failed run.
+#include <optional>
+#include <set>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "speak/machine-profile.h"
+#include "speak/speak-config.h"
+
+namespace rtf::cli {
+
+struct ProfileFlags {
+    std::string mode = "auto";  // --profile
+    std::string history_db;     // where to look for a tuned row ("" = the default history)
+    void add_to(CLI::App *sub);
+};
+
+// The newest tune row for this machine and `kit_dir` in `db` ("" = default path), if any.
+std::optional<speak::TunedRow> find_tuned_row(const std::string &db, const std::string &kit_dir);
+
+// Selects and applies the profile to `cfg` (kit = cfg.models_dir), skipping `user_set`.
+speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
+                                            const std::set<std::string> &user_set);
+
+}  // namespace rtf::cli

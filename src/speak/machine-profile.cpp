@@ -1,0 +1,138 @@
+#include "speak/machine-profile.h"
+
+#include <sstream>
+
+#include "core/error.h"
+#include "speak/knobs.h"
+
+namespace rtf::speak {
+
+namespace {
+
+// Whether `value` of `knob` changes the output: a math-changing knob (knobs.h) set to
+// anything but the reference's default.
+bool changes_math(const std::string &knob, const std::string &value) {
+    const KnobDef *k = find_knob(knob);
+    if (!k || !k->changes_math) return false;
+    return k->get(default_config()) != value;
+}
+
+ProfileChoice choice(const std::string &knob, const std::string &value, const std::string &evidence,
+                     const std::string &fidelity = "") {
+    return {knob, value, changes_math(knob, value), evidence, fidelity};
+}
+
+}  // namespace
+
+ProfileMode parse_profile_mode(const std::string &v, const std::string &flag) {
+    if (v == "auto") return ProfileMode::automatic;
+    if (v == "exact") return ProfileMode::exact;
+    if (v == "none") return ProfileMode::none;
+    throw_usage(flag + " '" + v + "' is not one of: auto (this CPU's verified defaults, or this machine's tuned "
+                "result), exact (the reference math: only choices that keep the output), none (plain defaults)");
+}
+
+std::string to_string(ProfileMode m) {
+    switch (m) {
+        case ProfileMode::automatic: return "auto";
+        case ProfileMode::exact: return "exact";
+        case ProfileMode::none: return "none";
+    }
+    return "?";
+}
+
+// The built-in table. Every row names the measurement that put it there and the CPU it was
+// measured on; a CPU class without a verified choice gets none (the plain defaults).
+std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu) {
+    std::vector<ProfileChoice> c;
+    const std::string isa = cpu.isa_class();
+    if (isa == "avx512-bf16") {
+        // AVX512-BF16 without AMX (AMD EPYC Zen 4): VDPBF16PS at twice the f32 FMA rate.
+        c.push_back(choice("t2w-type-t2m", "bf16",
+                           "AMD EPYC Zen 4, 2 cores: Token2Wav RTF 0.56 vs 0.64 at f32, demo rtf_steady -25 % "
+                           "(docs/measurements.md §5.6, §6)",
+                           "token2mel mel SNR 48.5 dB vs f32 (line: >= 40 dB); twin weights: twin-only evidence"));
+        c.push_back(choice("first-audio-priority", "true",
+                           "AMD EPYC Zen 4, 2 cores: first audio 1952 -> 1691 ms, rtf within noise (§7); same "
+                           "codes and PCM (test Speak.FirstAudioPriorityKeepsTheMath)"));
+    } else if (isa == "amx") {
+        // Intel Xeon with AMX: VDPBF16PS peaks at half the f32 FMA rate there, so our bf16
+        // token2mel kernel is the slow choice (issue 29 §2); the reference math stays.
+        c.push_back(choice("t2w-type-t2m", "f32",
+                           "Intel Xeon (AMX), 2 cores: bf16 token2mel 618 vs f32 545 ms per window (issue 29 §2)"));
+    }
+    return c;
+}
+
+MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const std::optional<TunedRow> &tuned) {
+    MachineProfile p;
+    p.mode = mode;
+    p.cpu = cpu;
+    if (mode == ProfileMode::none) {
+        p.name = "none";
+        p.source = "--profile none: the plain knob defaults";
+        return p;
+    }
+    if (tuned && mode == ProfileMode::automatic) {
+        p.name = "tuned";
+        p.source = "rtf tune result #" + std::to_string(tuned->id) + " (" + tuned->created +
+                   ") in the history, for this machine and kit";
+        for (auto it = tuned->knobs.begin(); it != tuned->knobs.end(); ++it) {
+            const std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+            p.choices.push_back(choice(it.key(), v, "rtf tune #" + std::to_string(tuned->id) + ": kept by an interleaved A/B",
+                                       "passed rtf tune's quality gates (--allow-math-changes)"));
+        }
+        return p;
+    }
+    p.name = cpu.isa_class() + (mode == ProfileMode::exact ? " exact" : "");
+    p.source = "built-in for " + (cpu.model.empty() ? std::string("this CPU") : cpu.model) + " (" + cpu.flags_text() +
+               ", " + std::to_string(cpu.n_cpus) + " CPUs)";
+    for (auto &c : builtin_choices(cpu))
+        if (mode != ProfileMode::exact || !c.changes_math) p.choices.push_back(std::move(c));
+    if (mode == ProfileMode::exact) p.source += ", math-changing choices left out";
+    return p;
+}
+
+void apply_profile(SpeakConfig &cfg, MachineProfile &p, const std::set<std::string> &user_set) {
+    p.applied.clear();
+    for (const auto &c : p.choices) {
+        if (user_set.count(c.knob)) continue;
+        if (!find_knob(c.knob))
+            throw_usage("machine profile '" + p.name + "' (" + p.source + ") names knob '" + c.knob +
+                        "', which this build does not have; run with --profile none or re-run rtf tune");
+        apply_knob(cfg, c.knob, c.value);
+        p.applied.push_back(c.knob);
+    }
+}
+
+std::string MachineProfile::line() const {
+    std::ostringstream o;
+    o << name << " (" << source << ")";
+    if (choices.empty()) {
+        o << ": no choice verified for this CPU, the plain defaults";
+        return o.str();
+    }
+    o << ":";
+    for (const auto &c : choices) {
+        bool used = false;
+        for (const auto &a : applied) used = used || a == c.knob;
+        o << " " << c.knob << "=" << c.value;
+        if (!used) o << " (overridden)";
+        if (c.changes_math) o << " [changes the math: " << (c.fidelity.empty() ? "fidelity not measured" : c.fidelity) << "]";
+    }
+    return o.str();
+}
+
+nlohmann::json MachineProfile::to_json() const {
+    nlohmann::json ch = nlohmann::json::array();
+    for (const auto &c : choices)
+        ch.push_back({{"knob", c.knob},
+                      {"value", c.value},
+                      {"changes_math", c.changes_math},
+                      {"evidence", c.evidence},
+                      {"fidelity", c.fidelity}});
+    return {{"mode", to_string(mode)}, {"name", name},       {"source", source},
+            {"cpu", cpu.to_json()},    {"choices", ch},      {"applied", applied}};
+}
+
+}  // namespace rtf::speak

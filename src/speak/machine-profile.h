@@ -1,0 +1,77 @@
+#pragma once
+// The machine profile (issue 30 §3): the speak path starts from the best *verified*
+// configuration for this CPU, like FFTW's wisdom. Three sources, in order of precedence:
+//   1. a tuned result: the newest `rtf tune` row in the history for this machine and this
+//      kit (the caller reads the history and passes the row's knobs down: speak never opens
+//      the DB, DESIGN.md);
+//   2. the built-in table below, keyed by the CPU's ISA class (core/cpu-features.h) and
+//      its CPU count, each choice with the measurement that put it there;
+//   3. nothing (`--profile none`): the plain knob defaults (the reference's settings).
+// `--profile exact` keeps only the choices that leave the output bit-identical (placement,
+// scheduling): the reference math, as fast as this machine verifiably runs it.
+// A choice that changes the math enters a built-in profile only when its fidelity passes
+// the lines of issue 30 (Token2Wav mel SNR >= 40 dB vs f32; TTS mean KL <= 0.01 nats and
+// top-1 agreement >= 98 % teacher-forced); on twins that evidence is twin-only, and the
+// profile's line says so.
+// Knobs given by the user (flags, --config) always win over the profile.
+//
+//   auto p = speak::select_profile(speak::ProfileMode::automatic, rtf::cpu_features(), tuned);
+//   speak::apply_profile(cfg, p, user_set_names);   // skips the knobs the user set
+//   std::cout << p.line() << "\n";
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cpu-features.h"
+#include "speak/speak-config.h"
+
+namespace rtf::speak {
+
+enum class ProfileMode { automatic, exact, none };
+// "auto" | "exact" | "none"; anything else: rtf::Error(Usage) naming `flag` and the values.
+ProfileMode parse_profile_mode(const std::string &v, const std::string &flag = "--profile");
+std::string to_string(ProfileMode m);
+
+struct ProfileChoice {
+    std::string knob, value;   // a knob of the knob table (knobs.h) and its text value
+    bool changes_math = false; // the knob table's flag for that knob
+    std::string evidence;      // why it is here: the measurement (and CPU), or the tune row
+    std::string fidelity;      // math-changing choices: the measured fidelity vs the reference
+};
+
+// The newest `rtf tune` row for this machine and kit (history kind "tune").
+struct TunedRow {
+    int64_t id = 0;
+    std::string created;
+    nlohmann::json knobs = nlohmann::json::object();  // name -> value (what tuned.json holds)
+};
+
+struct MachineProfile {
+    ProfileMode mode = ProfileMode::automatic;
+    std::string name;    // "amx", "avx512-bf16", ..., "tuned", "exact ...", "none"
+    std::string source;  // where it came from, one phrase
+    CpuFeatures cpu;
+    std::vector<ProfileChoice> choices;
+    std::vector<std::string> applied;  // the knobs applied (choices the user did not override)
+
+    // One line: name, source, the choices, and which change the math with their fidelity.
+    std::string line() const;
+    nlohmann::json to_json() const;
+};
+
+// The built-in choices for a CPU (no history): the table in machine-profile.cpp.
+std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu);
+
+// The profile for `mode` on `cpu`; `tuned` (when given and mode is automatic) replaces the
+// built-in choices. Under `exact`, math-changing choices are dropped (from either source).
+MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const std::optional<TunedRow> &tuned);
+
+// Applies the profile's choices to `cfg`, except knobs named in `user_set` (flags, --config);
+// records what it applied in `p.applied`. Throws rtf::Error(Usage) when a tuned row names a
+// knob this build does not know (the message names the row).
+void apply_profile(SpeakConfig &cfg, MachineProfile &p, const std::set<std::string> &user_set);
+
+}  // namespace rtf::speak

@@ -1,0 +1,117 @@
+// The machine profile (speak/machine-profile.h): the built-in choices follow the CPU's
+// features (faked here: the test runs the same on an EPYC and a Xeon), `exact` keeps only
+// output-preserving choices, `none` nothing, a tuned row replaces the built-in choices, and
+// the user's knobs always win.
+#include <gtest/gtest.h>
+
+#include "core/cpu-features.h"
+#include "core/error.h"
+#include "speak/knobs.h"
+#include "speak/machine-profile.h"
+
+using namespace rtf;
+using namespace rtf::speak;
+
+namespace {
+const CpuFeatures kEpyc = CpuFeatures::parse("avx2,fma,avx512f,avx512_bf16,avx512_vnni", 2, "AMD EPYC");
+const CpuFeatures kXeon = CpuFeatures::parse("avx2,fma,avx512f,avx512_bf16,avx512_vnni,amx", 2, "Intel Xeon");
+const CpuFeatures kAvx2 = CpuFeatures::parse("avx2,fma", 4);
+
+std::string applied_value(const MachineProfile &p, const std::string &knob) {
+    SpeakConfig c = default_config();
+    MachineProfile q = p;
+    apply_profile(c, q, {});
+    return find_knob(knob)->get(c);
+}
+}  // namespace
+
+TEST(CpuFeatures, ParseAndClass) {
+    EXPECT_EQ(kEpyc.isa_class(), "avx512-bf16");
+    EXPECT_EQ(kXeon.isa_class(), "amx");
+    EXPECT_TRUE(kXeon.amx_tile && kXeon.amx_bf16 && kXeon.amx_int8);
+    EXPECT_EQ(kAvx2.isa_class(), "avx2");
+    EXPECT_EQ(CpuFeatures::parse("avx512f", 1).isa_class(), "avx512");
+    EXPECT_EQ(CpuFeatures::parse("", 1).isa_class(), "baseline");
+    try {
+        CpuFeatures::parse("avx512f,sse9", 1);
+        FAIL() << "an unknown feature must be a usage error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("sse9"), std::string::npos);
+    }
+    // this machine: whatever it is, its class is one of the table's
+    const std::string here = cpu_features().isa_class();
+    EXPECT_TRUE(here == "amx" || here == "avx512-bf16" || here == "avx512" || here == "avx2" || here == "baseline") << here;
+}
+
+TEST(MachineProfile, BuiltInChoicesFollowTheCpu) {
+    const auto epyc = select_profile(ProfileMode::automatic, kEpyc, std::nullopt);
+    const auto xeon = select_profile(ProfileMode::automatic, kXeon, std::nullopt);
+    const auto avx2 = select_profile(ProfileMode::automatic, kAvx2, std::nullopt);
+    // bf16 token2mel where VDPBF16PS is fast and there is no AMX; the reference's f32 on the
+    // AMX Xeon, where our bf16 kernel measured slower
+    EXPECT_EQ(applied_value(epyc, "t2w-type-t2m"), "bf16");
+    EXPECT_EQ(applied_value(xeon, "t2w-type-t2m"), "f32");
+    EXPECT_NE(knobs_json([&] { SpeakConfig c = default_config(); MachineProfile q = epyc; apply_profile(c, q, {}); return c; }()),
+              knobs_json([&] { SpeakConfig c = default_config(); MachineProfile q = xeon; apply_profile(c, q, {}); return c; }()));
+    EXPECT_TRUE(avx2.choices.empty());
+    EXPECT_NE(avx2.line().find("plain defaults"), std::string::npos);
+    // every built-in choice names its evidence, and a math-changing one its fidelity
+    for (const auto *p : {&epyc, &xeon})
+        for (const auto &c : p->choices) {
+            EXPECT_FALSE(c.evidence.empty()) << c.knob;
+            EXPECT_NE(find_knob(c.knob), nullptr) << c.knob;
+            if (c.changes_math) {
+                EXPECT_NE(c.fidelity.find("dB"), std::string::npos) << c.knob;
+            }
+        }
+    const auto line = epyc.line();
+    EXPECT_NE(line.find("t2w-type-t2m=bf16"), std::string::npos) << line;
+    EXPECT_NE(line.find("changes the math"), std::string::npos) << line;
+    EXPECT_NE(line.find("twin-only"), std::string::npos) << line;
+}
+
+TEST(MachineProfile, ExactKeepsTheMathAndNoneIsTheDefaults) {
+    const auto exact = select_profile(ProfileMode::exact, kEpyc, std::nullopt);
+    for (const auto &c : exact.choices) EXPECT_FALSE(c.changes_math) << c.knob;
+    EXPECT_EQ(applied_value(exact, "t2w-type-t2m"), "f32");
+    const auto none = select_profile(ProfileMode::none, kEpyc, std::nullopt);
+    EXPECT_TRUE(none.choices.empty());
+    SpeakConfig c = default_config();
+    MachineProfile q = none;
+    apply_profile(c, q, {});
+    EXPECT_EQ(knobs_json(c), knobs_json(default_config()));
+    EXPECT_EQ(parse_profile_mode("exact"), ProfileMode::exact);
+    try {
+        parse_profile_mode("fast");
+        FAIL();
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("--profile"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("exact"), std::string::npos);
+    }
+}
+
+TEST(MachineProfile, TunedRowReplacesBuiltInAndUserKnobsWin) {
+    TunedRow t{7, "2026-12-05T00:00:00Z", {{"tts-threads", "1"}, {"t2w-type-t2m", "f16"}}};
+    auto p = select_profile(ProfileMode::automatic, kEpyc, t);
+    EXPECT_EQ(p.name, "tuned");
+    EXPECT_NE(p.source.find("#7"), std::string::npos);
+    EXPECT_EQ(applied_value(p, "t2w-type-t2m"), "f16");
+    EXPECT_EQ(applied_value(p, "tts-threads"), "1");
+    // exact ignores the tuned row's math-changing choice, and the row itself
+    auto e = select_profile(ProfileMode::exact, kEpyc, t);
+    EXPECT_NE(e.name, "tuned");
+    EXPECT_EQ(applied_value(e, "t2w-type-t2m"), "f32");
+    // the user's knob wins and the line says the choice was overridden
+    SpeakConfig c = default_config();
+    apply_knob(c, "t2w-type-t2m", "q8_0");
+    apply_profile(c, p, {"t2w-type-t2m"});
+    EXPECT_EQ(find_knob("t2w-type-t2m")->get(c), "q8_0");
+    EXPECT_EQ(find_knob("tts-threads")->get(c), "1");
+    EXPECT_NE(p.line().find("t2w-type-t2m=f16 (overridden)"), std::string::npos) << p.line();
+    EXPECT_EQ(p.to_json()["applied"], nlohmann::json::array({"tts-threads"}));
+    // a knob this build does not know: a usage error naming the row, not a silent skip
+    TunedRow bad{9, "x", {{"no-such-knob", "1"}}};
+    auto b = select_profile(ProfileMode::automatic, kEpyc, bad);
+    SpeakConfig d = default_config();
+    EXPECT_THROW(apply_profile(d, b, {}), Error);
+}
