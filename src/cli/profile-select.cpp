@@ -9,13 +9,19 @@
 
 namespace rtf::cli {
 
+std::string ProfileFlags::default_mode() {
+    const char *e = std::getenv("RTF_PROFILE");
+    return e && *e ? e : "auto";
+}
+
 void ProfileFlags::add_to(CLI::App *sub) {
     sub->add_option("--profile", mode,
                     "Machine profile the knobs start from (flags and --config win): auto = this machine's newest "
                     "`rtf tune` result for this kit in the history, else the built-in verified defaults for this "
                     "CPU's features (AMX / AVX512-BF16 / AVX-512 / AVX2, CPU count); exact = the same without the "
                     "choices that change the output (the reference math); none = the plain knob defaults. "
-                    "RTF_CPU_FEATURES=avx512f,avx512_bf16,... shows another CPU's built-in choices")
+                    "Default: $RTF_PROFILE, else auto. RTF_CPU_FEATURES=avx512f,avx512_bf16,... shows another CPU's "
+                    "built-in choices")
         ->type_name("auto|exact|none")
         ->default_str(mode);
 }

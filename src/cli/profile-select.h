@@ -17,7 +17,10 @@
 namespace rtf::cli {
 
 struct ProfileFlags {
-    std::string mode = "auto";  // --profile
+    std::string mode = default_mode();  // --profile
+    // $RTF_PROFILE when set (the test suites set "none": the same settings on every CPU),
+    // else "auto".
+    static std::string default_mode();
     std::string history_db;     // where to look for a tuned row ("" = the default history)
     void add_to(CLI::App *sub);
 };

@@ -5,6 +5,9 @@ TMP=$(mktemp -d "${RTF_TEST_TMP:-/tmp}/rtf-e2e.XXXXXX" 2>/dev/null || mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # results of bench/speak/demo go to a history in the test's own folder, not the user's
 export RTF_HISTORY_DB=$TMP/history.db
+# the plain knob defaults on every CPU (the machine profile picks per CPU; speak.sh tests it
+# with --profile auto)
+export RTF_PROFILE=none
 fails=0
 # expect_rc <rc> <grep-pattern-in-output or ''> -- <args...>
 expect_rc() {

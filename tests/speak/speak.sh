@@ -152,4 +152,29 @@ expect_rc 0 'workload speak \(inferred' -- bench --models "$KIT" --set 'text=Hi.
 expect_rc 0 'bottleneck' -- demo --scale tiny --kit-dir "$TMP/demo-kit" --out-dir "$TMP/demo" --max-audio-s 2 -q
 [[ -s "$TMP/demo/demo.wav" && -s "$TMP/demo/demo.json" && -s "$TMP/demo/demo.trace.json" ]] \
   && echo "ok: demo outputs" || { echo "FAIL: demo outputs"; fails=$((fails+1)); }
+
+# 7. issue 30: the machine profile. auto names its source and applies its choices (unless a
+# flag sets the knob); the built-in choices follow the CPU's features (faked by
+# RTF_CPU_FEATURES: no AMX vs AMX give different token2mel types); exact leaves out what
+# changes the math; none is the plain defaults; gapless_start_ms is in every result.
+for prof in "avx2,fma,avx512f,avx512_bf16:bf16" "avx2,fma,avx512f,avx512_bf16,amx:f32" "avx2,fma:f32"; do
+  feats=${prof%:*}; want=${prof##*:}
+  RTF_CPU_FEATURES=$feats expect_rc 0 '' -- speak --models "$KIT" --text "Hi." --max-audio-s 1 -q \
+    --profile auto -o "$TMP/p.wav" --json "$TMP/p-${want}-${feats//,/_}.json"
+  python3 - "$TMP/p-${want}-${feats//,/_}.json" "$want" <<'PY' && echo "ok: profile $feats -> $want" || { echo "FAIL: profile $feats"; fails=$((fails+1)); }
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["profile"]
+assert p["mode"] == "auto" and "built-in" in p["source"], p
+assert j["config"]["t2w"]["type_t2m"] == sys.argv[2], (j["config"]["t2w"]["type_t2m"], p)
+m = j["metrics"]
+assert m["gapless_start_ms"] >= m["first_audio_ms"] - 1e-6, m
+PY
+done
+RTF_CPU_FEATURES=avx2,fma,avx512f,avx512_bf16 expect_rc 0 't2w-type-t2m=bf16 \(overridden\)' -- speak --models "$KIT" \
+  --text "Hi." --max-audio-s 1 --profile auto --t2w-type-t2m f32 -o "$TMP/p.wav"
+RTF_CPU_FEATURES=avx2,fma,avx512f,avx512_bf16 expect_rc 0 'math-changing choices left out' -- speak --models "$KIT" \
+  --text "Hi." --max-audio-s 1 --profile exact -o "$TMP/p.wav"
+expect_rc 0 '^profile   none' -- speak --models "$KIT" --text "Hi." --max-audio-s 1 --profile none -o "$TMP/p.wav"
+expect_rc 1 "--profile 'fast' is not one of" -- speak --models "$KIT" --text "Hi." --profile fast -o "$TMP/p.wav"
 finish
