@@ -77,6 +77,12 @@ void add_placement(std::vector<KnobDef> &t, const std::string &p, PlacementOf pl
     t.push_back({n + "-fa", "", p, "", "Flash attention for the " + p, {"auto", "on", "off"}, false, false, false, false,
                  [pl, n](SpeakConfig &c, const std::string &v) { pl(c).flash_attn = one_of(n + "-fa", v, {"auto", "on", "off"}); },
                  [cpl](const SpeakConfig &c) { return cpl(c).flash_attn; }});
+    t.push_back({n + "-weight-type", "", p, "",
+                 "Weight type of the " + p + "'s matrices: file = the file's own; another is converted once at load "
+                 "(libllama's quantizer, the head kept) into the kit's .rtf-cache: fewer bytes per decoded token",
+                 lm::weight_types(), false, false, false, true,
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).weight_type = one_of(n + "-weight-type", v, lm::weight_types()); },
+                 [cpl](const SpeakConfig &c) { return cpl(c).weight_type; }});
     t.push_back({n + "-kv-type", "", p, "", "KV cache type of the " + p, kKvTypes, false, false, false, true,
                  [pl, n](SpeakConfig &c, const std::string &v) { pl(c).kv_type = one_of(n + "-kv-type", v, kKvTypes); },
                  [cpl](const SpeakConfig &c) { return cpl(c).kv_type; }});

@@ -5,8 +5,11 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <vector>
+
+#include <unistd.h>
 
 #include <ggml-backend.h>
 #include <ggml-cpu.h>
@@ -102,11 +105,64 @@ bool amx_buffer_type_present() {
     return false;
 }
 
-LlamaInstance load_llama(const std::string &path, const ModelPlacement &placement, bool embeddings,
+namespace {
+llama_ftype ftype_of(const std::string &t) {
+    if (t == "f16") return LLAMA_FTYPE_MOSTLY_F16;
+    if (t == "bf16") return LLAMA_FTYPE_MOSTLY_BF16;
+    if (t == "q8_0") return LLAMA_FTYPE_MOSTLY_Q8_0;
+    if (t == "q6_k") return LLAMA_FTYPE_MOSTLY_Q6_K;
+    if (t == "q5_k_m") return LLAMA_FTYPE_MOSTLY_Q5_K_M;
+    if (t == "q4_k_m") return LLAMA_FTYPE_MOSTLY_Q4_K_M;
+    if (t == "q4_0") return LLAMA_FTYPE_MOSTLY_Q4_0;
+    throw_usage("unknown weight type '" + t + "'");
+}
+}  // namespace
+
+std::string ensure_weight_type(const std::string &path, const std::string &weight_type, const std::string &what) {
+    if (weight_type == "file") return path;
+    const llama_ftype ftype = ftype_of(weight_type);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path src(path);
+    const auto size = fs::file_size(src, ec);
+    if (ec) throw_setup(what + " file not found: " + path);
+    const auto mtime = fs::last_write_time(src, ec).time_since_epoch().count();
+    const fs::path dir = src.parent_path().filename() == ".rtf-cache" ? src.parent_path() : src.parent_path() / ".rtf-cache";
+    char id[17];
+    std::snprintf(id, sizeof id, "%016zx", std::hash<std::string>{}(std::to_string(size) + "/" + std::to_string(mtime)));
+    const fs::path out = dir / (src.stem().string() + "." + weight_type + "." + id + ".gguf");
+    if (fs::is_regular_file(out, ec)) return out.string();
+    fs::create_directories(dir, ec);
+    if (ec) throw_setup(what + ": cannot create the cache folder " + dir.string() + ": " + ec.message());
+    ensure_llama_backend();
+    static std::mutex converting;  // engine sets loading at once convert once
+    std::lock_guard<std::mutex> lock(converting);
+    if (fs::is_regular_file(out, ec)) return out.string();
+    const fs::path tmp = out.string() + "." + std::to_string(::getpid()) + ".tmp";  // another process may convert too
+    llama_model_quantize_params q = llama_model_quantize_default_params();
+    q.ftype = ftype;
+    q.nthread = 0;                     // all CPUs
+    q.quantize_output_tensor = false;  // the head (the logits the sampler draws from) stays as it is
+    q.allow_requantize = true;
+    std::fprintf(stderr, "rtf: converting the %s weights to %s once: %s\n", what.c_str(), weight_type.c_str(),
+                 out.string().c_str());
+    take_llama_log();
+    const uint32_t rc = llama_model_quantize(path.c_str(), tmp.string().c_str(), &q);
+    if (rc != 0) {
+        fs::remove(tmp, ec);
+        throw_setup(what + ": could not convert " + path + " to " + weight_type + ": " + take_llama_log());
+    }
+    fs::rename(tmp, out, ec);
+    if (ec) throw_setup(what + ": could not write " + out.string() + ": " + ec.message());
+    return out.string();
+}
+
+LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &placement, bool embeddings,
                          const std::string &what, int n_seq) {
     ensure_llama_backend();
-    if (!std::filesystem::is_regular_file(path)) throw_setup(what + " file not found: " + path);
+    if (!std::filesystem::is_regular_file(path_in)) throw_setup(what + " file not found: " + path_in);
     placement.validate(what);
+    const std::string path = ensure_weight_type(path_in, placement.weight_type, what);
 
     llama_model_params mp = llama_model_default_params();
     std::vector<ggml_backend_dev_t> devs;

@@ -30,6 +30,13 @@ std::string take_llama_log();
 bool use_extra_bufts(bool requested, bool amx_buft_present, const char *rtf_ggml_amx_env);
 bool amx_buffer_type_present();
 
+// `path` converted to `weight_type` (ModelPlacement::weight_type; "file" returns `path`):
+// <folder of path>/.rtf-cache/<stem>.<type>.<hash of size and mtime>.gguf (a file already in a
+// .rtf-cache folder converts beside itself), made once with llama_model_quantize (all CPUs,
+// the output tensor kept), written to a temporary name and renamed, so an interrupted run
+// leaves no half file. Throws rtf::Error(Setup) naming the file when it cannot be made.
+std::string ensure_weight_type(const std::string &path, const std::string &weight_type, const std::string &what);
+
 struct LlamaModelFree { void operator()(llama_model *m) const { llama_model_free(m); } };
 struct LlamaContextFree { void operator()(llama_context *c) const { llama_free(c); } };
 struct LlamaSamplerFree { void operator()(llama_sampler *s) const { llama_sampler_free(s); } };

@@ -17,7 +17,20 @@ const std::vector<std::string> &kv_types() {
 }
 }  // namespace
 
+const std::vector<std::string> &weight_types() {
+    static const std::vector<std::string> t = {"file", "f16", "bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"};
+    return t;
+}
+
 void ModelPlacement::validate(const std::string &prefix) const {
+    {
+        const auto &wt = weight_types();
+        if (std::find(wt.begin(), wt.end(), weight_type) == wt.end()) {
+            std::string all;
+            for (const auto &t : wt) all += (all.empty() ? "" : ", ") + t;
+            throw_usage(prefix + ".weight_type = '" + weight_type + "': use one of " + all);
+        }
+    }
     if (device != "auto") find_backend_device(device);  // throws Usage listing the devices
     if (n_gpu_layers < -1) throw_usage(prefix + ".n_gpu_layers = " + std::to_string(n_gpu_layers) + ": use -1 (all) or >= 0");
     if (flash_attn != "auto" && flash_attn != "on" && flash_attn != "off")
@@ -56,7 +69,7 @@ int ModelPlacement::threads_batch() const { return n_threads_batch > 0 ? n_threa
 nlohmann::json ModelPlacement::to_json() const {
     return {{"device", device},           {"n_gpu_layers", n_gpu_layers}, {"mmap", mmap},
             {"host_buffer", host_buffer}, {"extra_bufts", extra_bufts},   {"flash_attn", flash_attn},
-            {"kv_type", kv_type},         {"n_threads", threads()},      {"n_threads_batch", threads_batch()},
+            {"kv_type", kv_type},         {"weight_type", weight_type},         {"n_threads", threads()},      {"n_threads_batch", threads_batch()},
             {"n_threads_requested", n_threads}, {"n_threads_batch_requested", n_threads_batch},
             {"cpus", cpus},               {"poll", poll},                {"n_ctx", n_ctx},              {"n_batch", n_batch}};
 }

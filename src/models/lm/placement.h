@@ -1,7 +1,8 @@
 #pragma once
 // Where and how a libllama model runs: the placement knobs of METHOD.md §5 (layers 1, 2, 4)
 // shared by the LLM and the TTS engine. Every field maps to one llama_model_params /
-// llama_context_params field (named below); the weight type is the file's own.
+// llama_context_params field (named below), but for the weight type: the file's own unless
+// `weight_type` asks for another (converted once by llama_model_quantize, llama-runtime.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ struct ModelPlacement {
     bool extra_bufts = true;
     // Flash attention: "auto", "on" or "off". -> flash_attn_type
     std::string flash_attn = "auto";
+    // Weight type of the matrices: "file" (the file's own) or f16, bf16, q8_0, q6_k, q5_k_m,
+    // q4_k_m, q4_0: the file converted once at load (libllama's quantizer, as llama-quantize;
+    // the output/head tensor kept as it is) into <its folder>/.rtf-cache and that file loaded.
+    // Changes the math: fewer bytes per token where decode is memory-bound.
+    std::string weight_type = "file";
     // KV cache element type: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1. -> type_k, type_v
     // (a quantised V cache needs flash attention.)
     std::string kv_type = "f16";
@@ -51,5 +57,8 @@ struct ModelPlacement {
     int threads() const;
     int threads_batch() const;
 };
+
+// The accepted `weight_type` values, "file" first.
+const std::vector<std::string> &weight_types();
 
 }  // namespace rtf::lm
