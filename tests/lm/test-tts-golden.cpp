@@ -7,6 +7,7 @@
 #include "free-run-check.h"
 #include "golden-files.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -451,6 +452,73 @@ void free_run(TtsEngine &engine, const Golden &g, const char *label) {
                 t1.decode_ms - t0.decode_ms, static_cast<long long>(t1.n_decode - t0.n_decode),
                 (t1.decode_ms - t0.decode_ms) / static_cast<double>(std::max<int64_t>(1, t1.n_decode - t0.n_decode)),
                 t1.sample_ms - t0.sample_ms);
+}
+
+// Issue 30 §2: what a load-time weight type costs in fidelity, priced as llama.cpp's
+// perplexity tool prices a quantization (--kl-divergence), on the golden's teacher-forced
+// inputs: per step, KL(p_ref || p_type) of the code distribution the sampler draws from
+// (softmax of logits / temperature; logits from z and the host head, which no weight type
+// touches) against the reference's own z, and whether the most likely code agrees. Printed
+// as "GOLDEN c8" lines. Asserted: the profile's line for a math-changing LM choice (mean KL
+// <= 0.01 nats, top-1 agreement >= 98 %) for q8_0; q4_k_m is printed, and must only be
+// finite and no closer than q8_0 (its bytes are fewer). Twin weights: twin-only evidence.
+TEST_F(TtsGolden, C8_WeightTypeFidelity) {
+    const Golden &g = *golden_;
+    const auto &w = engine_->weights();
+    const int nc = w.dims().n_codes;
+    auto dist = [&](const std::vector<float> &z, std::vector<double> &p) {
+        std::vector<float> l(static_cast<size_t>(nc));
+        code_logits(z, w.head(), nc, l);
+        double mx = -1e300, sum = 0;
+        for (float v : l) mx = std::max(mx, static_cast<double>(v) / kCodeTemperature);
+        p.resize(l.size());
+        for (size_t r = 0; r < l.size(); ++r) sum += p[r] = std::exp(static_cast<double>(l[r]) / kCodeTemperature - mx);
+        for (auto &x : p) x /= sum;
+    };
+    double q8_mean = 0;
+    for (const std::string type : {"q8_0", "q4_k_m"}) {
+        TtsConfig c = engine_->config();
+        c.placement.weight_type = type;
+        TtsEngine e(c);
+        TtsForward &fwd = e.forward();
+        fwd.clear();
+        std::vector<double> kls;
+        int top1 = 0;
+        size_t k = 0;
+        std::vector<double> pr, pq;
+        for (const auto &pre : g.pre) {
+            fwd.decode(pre.rows.data(), pre.n, pre.pos0);
+            while (k < g.steps.size() && g.steps[k].n_past == pre.pos0 + pre.n) {
+                auto zq = fwd.hidden();
+                dist(g.steps[k].z, pr);
+                dist(std::vector<float>(zq.begin(), zq.end()), pq);
+                double kl = 0;
+                for (size_t r = 0; r < pr.size(); ++r)
+                    if (pr[r] > 0) kl += pr[r] * (std::log(pr[r]) - std::log(std::max(pq[r], 1e-300)));
+                kls.push_back(kl);
+                top1 += std::max_element(pr.begin(), pr.end()) - pr.begin() == std::max_element(pq.begin(), pq.end()) - pq.begin();
+                ++k;
+            }
+        }
+        ASSERT_EQ(k, g.steps.size());
+        double mean = 0;
+        for (double x : kls) mean += x;
+        mean /= static_cast<double>(kls.size());
+        std::sort(kls.begin(), kls.end());
+        const double p99 = kls[std::min(kls.size() - 1, static_cast<size_t>(0.99 * static_cast<double>(kls.size())))];
+        const double agree = 100.0 * top1 / static_cast<double>(k);
+        std::printf("GOLDEN c8 tts weight type %s vs the reference (F16), %zu teacher-forced steps: KL mean %.3g nats, "
+                    "p99 %.3g, max %.3g; top-1 agreement %.1f %% (lines: mean <= 0.01, top-1 >= 98 %%; twin weights)\n",
+                    type.c_str(), k, mean, p99, kls.back(), agree);
+        EXPECT_TRUE(std::isfinite(mean));
+        if (type == "q8_0") {
+            q8_mean = mean;
+            EXPECT_LE(mean, 0.01);
+            EXPECT_GE(agree, 98.0);
+        } else {
+            EXPECT_GE(mean, q8_mean);
+        }
+    }
 }
 
 }  // namespace
