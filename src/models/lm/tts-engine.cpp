@@ -194,7 +194,7 @@ TtsEngine::TtsEngine(const TtsConfig &cfg, const TtsBatcherSource &batcher) : cf
 TtsEngine::~TtsEngine() = default;
 
 void TtsEngine::begin_utterance() {
-    gen_->begin_turn();
+    gen_->begin_utterance();
     mark_batch();
 }
 

@@ -78,8 +78,10 @@ public:
     TtsEngine(const TtsEngine &) = delete;
     TtsEngine &operator=(const TtsEngine &) = delete;
 
-    // Starts a new utterance (turn): clears KV, positions, code history, chunk buffer.
-    // Optional: feed() starts one when none is open.
+    // Starts a new utterance (simplex: a reply; duplex: a session): the observer's message
+    // counter (TtsPrefillEvent::msg) restarts at 0; KV, positions, code history and chunk
+    // buffer are cleared. feed() starts a new turn by itself when none is open (the next speak
+    // turn of a duplex session) and keeps counting messages there.
     void begin_utterance();
     // One LLM step (unfiltered ids; hidden rows or none). Returns finished chunks (maybe none).
     // A step with is_last ends the utterance (Phase 2, leftover, final marker included).

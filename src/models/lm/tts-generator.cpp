@@ -37,10 +37,14 @@ void TtsGenerator::set_first_chunk_codes(int n) {
     opt_.first_chunk_codes = n;
 }
 
+void TtsGenerator::begin_utterance() {
+    msg_ = -1;
+    begin_turn();
+}
+
 void TtsGenerator::begin_turn() {
     fwd_.clear();
     pos_ = 0;
-    msg_ = -1;
     history_.clear();
     buffer_.clear();
     chunks_in_turn_ = 0;

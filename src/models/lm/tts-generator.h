@@ -56,7 +56,10 @@ struct TtsInput {
 };
 
 // Observation hooks (golden checks, traces). Called on the generating thread; the spans are
-// valid during the call only.
+// valid during the call only. `msg` labels the message (duplex: the dequeued batch) that
+// caused the event: 0, 1, 2, ... counted over the utterance (begin_utterance(), or the
+// generator's construction), so in a duplex session it keeps counting across speak turns
+// as the reference's call counter does; it does not restart when a new turn begins.
 struct TtsPrefillEvent {
     int msg, phase, pos0;
     std::span<const float> rows;  // n x n_embd
@@ -117,8 +120,11 @@ class TtsGenerator {
 public:
     TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions opt);
 
-    // Starts a new turn: KV, position, history and buffer cleared.
-    void begin_turn();
+    // Starts a new utterance (simplex: one reply; duplex: one session): the message counter
+    // (TtsPrefillEvent::msg) restarts at 0 and a new turn begins (KV, position, history and
+    // buffer cleared). A turn that ends inside an utterance is followed by a new turn on the
+    // next feed(), which keeps counting messages.
+    void begin_utterance();
     // Generates for one message (duplex: one dequeued batch, see tts-duplex.h); appends
     // finished chunks to `out`. After the turn's last message (simplex: is_last; duplex:
     // is_last with llm_finish) the turn is over and the next feed starts a new one.
@@ -132,6 +138,7 @@ public:
     bool in_turn() const { return in_turn_; }
 
 private:
+    void begin_turn();  // KV, position, history and buffer cleared; the message counter kept
     void decode_rows(const float *rows, int n, int pos0, int phase);
     void feed_row(const float *row, int phase);
     int sample(int phase, int t, bool first_of_turn, std::span<const int32_t> pen, bool forbid_eos, bool duplex);
@@ -152,7 +159,7 @@ private:
     ConditionBuilder cond_builder_;
     bool in_turn_ = false;
     int pos_ = 0;
-    int msg_ = -1;
+    int msg_ = -1;                  // the utterance's last message index (-1 = none yet)
     bool last_phase1_eos_ = false;
     bool turn_eos_flushed_ = false;  // duplex: an end-of-turn call emitted codes, no new text since
     std::vector<int32_t> history_;  // codes of this turn
