@@ -193,8 +193,8 @@ std::vector<Check> skipped_checks(const std::string &why) {
 // clause by clause (start at first ready + buffer; gap = max(0, ready - end); end = max(end,
 // ready) + duration); what §5.2 adds on top is computed here: the gap count ignores float
 // residue (> 1e-6 ms, where simulate_playback counts any gap > 0), and the minimum startup
-// buffer, which needs the schedule without resumes (every chunk played back to back from the
-// first ready), not the simulated one.
+// buffer (playback.h's min_startup_buffer_ms: the schedule without resumes, every chunk played
+// back to back from the first ready, not the simulated one).
 void playback(const AudioTurn &chunks, double startup_buffer_ms, PairMetrics &p) {
     std::vector<double> ready, dur;
     for (const json *c : chunks) {
@@ -209,12 +209,7 @@ void playback(const AudioTurn &chunks, double startup_buffer_ms, PairMetrics &p)
         p.max_gap_ms = std::max(p.max_gap_ms, g.length_ms);
         if (g.length_ms > kGapEpsMs) ++p.gaps;
     }
-    double scheduled_end = ready.empty() ? 0 : ready[0], need = 0;
-    for (size_t i = 0; i < ready.size(); ++i) {
-        need = std::max(need, ready[i] - scheduled_end);
-        scheduled_end += dur[i];
-    }
-    p.minimum_startup_buffer_ms = need;
+    p.minimum_startup_buffer_ms = prof::min_startup_buffer_ms(ready, dur);
 }
 
 }  // namespace
