@@ -1,5 +1,6 @@
-// rtf report: render a result JSON (rtf speak / simulate / bench --json) as one
-// self-contained HTML page with charts, or as Markdown. The JSON is the source of truth;
+// rtf report: render a result JSON (the --json of rtf speak / simulate / bench / load /
+// duplex; tune, predict and duplex-report as Markdown only) as one self-contained HTML page
+// with charts, or as Markdown. The JSON is the source of truth;
 // a stored result can be rendered again at any time. --history draws one metric over the
 // result history instead (history::metric_series -> report).
 #include <iostream>
@@ -64,9 +65,13 @@ int run_report(const ReportOptions &o) {
 void add_report_command(CLI::App &app, Action &action) {
     auto o = std::make_shared<ReportOptions>();
     auto *sub = app.add_subcommand(
-        "report", "Render a result JSON (rtf speak/simulate/bench/load/tune/predict/duplex-report --json; tune, predict and duplex-report render as Markdown only), or with --history one metric over the result history, as a self-contained HTML page with charts "
+        "report", "Render a result JSON (the --json of rtf speak, simulate, bench, load, duplex (with its session "
+                  "timeline), tune, predict or duplex-report; tune, predict and duplex-report render as Markdown only), "
+                  "or with --history one metric over the result history, as a self-contained HTML page with charts "
                   "or as Markdown.\nExample: rtf report bench.json -o report.html");
-    sub->add_option("RESULT", o->input, "Result JSON written by rtf speak, rtf simulate or rtf bench with --json");
+    sub->add_option("RESULT", o->input,
+                    "Result JSON written with --json by rtf speak, simulate, bench, load, duplex, duplex-report, tune or "
+                    "predict");
     sub->add_option("-o,--output", o->output,
                     "Output file; the format follows its extension (.html/.htm or .md). Default: Markdown on stdout");
     sub->add_option("--format", o->format, "Force the format: html or md (default: from -o's extension)");

@@ -12,9 +12,14 @@ namespace rtf::report {
 // corrupt the document. Also safe inside SVG <text> and <title>.
 std::string html_escape(std::string_view s);
 
-// Text inside a Markdown table cell or paragraph: HTML-escaped (GitHub renders raw HTML),
-// '|' escaped, newlines folded to spaces, and the Markdown punctuation that would start
-// emphasis, code, links or headings (\ ` * _ [ ] #) backslash-escaped.
+// Text inside a Markdown table cell or paragraph. Markdown is read on terminals and in .md
+// files as well as rendered, so nothing is HTML-escaped ("a < b", "the reference's" stay as
+// they are); what a renderer would take as markup is backslash-escaped instead (CommonMark
+// shows an escaped character literally): '<' where it could open a tag, comment or autolink
+// (followed by a letter, '/', '!' or '?'), '&' where it would start an entity reference
+// (&name; &#NN; &#xHH;), '|', and the punctuation that would start emphasis, code, links or
+// headings (\ ` * _ [ ] #). Newlines fold to spaces; control bytes other than \t become
+// U+FFFD (no terminal escape sequences).
 std::string md_escape(std::string_view s);
 
 // Text inside a Markdown code span: backticks cannot be escaped there, so they are

@@ -574,8 +574,8 @@ std::string render_history_doc(const json &doc) {
 }  // namespace
 
 std::string render_html(const json &doc, const std::string &source) {
-    if (doc.is_object() && str(doc, "schema") == "rtfkit.duplex/1") return render_duplex_doc(doc, source);
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);
+    if (kind == ResultKind::DuplexRun) return render_duplex_doc(doc, source);
     if (kind == ResultKind::Tune || kind == ResultKind::Predict || kind == ResultKind::Duplex) {
         throw_usage((source.empty() ? std::string("result") : source) + ": a " + to_string(kind) +
                     " result renders as Markdown (-o FILE.md); its HTML page is not written yet");

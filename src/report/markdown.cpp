@@ -352,9 +352,9 @@ std::string comparison_markdown(const json &c) {
 }
 
 std::string render_markdown(const json &doc, const std::string &source) {
-    // An `rtf duplex` result: its analysis is the report (rtfkit.duplex-report/1).
-    if (doc.is_object() && str(doc, "schema") == "rtfkit.duplex/1") return duplex_markdown(at(doc, "analysis"));
     ResultKind kind = detect_kind(doc, source.empty() ? "result" : source);
+    // An `rtf duplex` result: its analysis is the report (rtfkit.duplex-report/1).
+    if (kind == ResultKind::DuplexRun) return duplex_markdown(at(doc, "analysis"));
     if (kind == ResultKind::Tune) return tune_markdown(doc);
     if (kind == ResultKind::Load) return load_markdown(doc);
     if (kind == ResultKind::Predict) return predict_markdown(doc);

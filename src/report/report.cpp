@@ -8,8 +8,16 @@
 
 namespace rtf::report {
 
+namespace {
+// Every kind detect_kind() knows, as its error messages list them.
+constexpr const char *kKnownResults =
+    "the --json of rtf speak (metrics + run), rtf simulate, rtf bench (rtfkit.bench/1), rtf load (rtfkit.load/1), "
+    "rtf duplex (rtfkit.duplex/1), rtf duplex-report (rtfkit.duplex-report/1), rtf tune (rtfkit.tune/1), "
+    "rtf predict (rtfkit.predict/1), or rtf report --history (rtfkit.history-series/1)";
+}  // namespace
+
 ResultKind detect_kind(const json &doc, const std::string &what) {
-    if (!doc.is_object()) throw_usage(what + ": a result must be a JSON object (from rtf speak/simulate/bench --json)");
+    if (!doc.is_object()) throw_usage(what + ": a result must be a JSON object (" + std::string(kKnownResults) + ")");
     std::string schema = str(doc, "schema");
     if (schema.rfind("rtfkit.bench/", 0) == 0) {
         if (schema != "rtfkit.bench/1")
@@ -20,12 +28,17 @@ ResultKind detect_kind(const json &doc, const std::string &what) {
     if (schema == "rtfkit.tune/1") return ResultKind::Tune;
     if (schema == "rtfkit.load/1") return ResultKind::Load;
     if (schema == "rtfkit.duplex-report/1") return ResultKind::Duplex;
+    if (schema == "rtfkit.duplex/1") {
+        if (!at(doc, "frames").is_array()) throw_usage(what + ": duplex result without a \"frames\" array");
+        return ResultKind::DuplexRun;
+    }
     if (schema == "rtfkit.predict/1") return ResultKind::Predict;
     if (schema == "rtfkit.history-series/1") return ResultKind::HistorySeries;
     if (str(doc, "command") == "simulate" && at(doc, "result").is_object()) return ResultKind::Simulate;
     if (at(doc, "metrics").is_object() && at(doc, "run").is_object()) return ResultKind::Speak;
-    throw_usage(what + ": not an rtfkit result: expected the JSON of `rtf bench --json` (schema rtfkit.bench/1), "
-                       "`rtf speak --json` (metrics + run) or `rtf simulate --json`");
+    if (schema.rfind("rtfkit.", 0) == 0)
+        throw_usage(what + ": schema '" + schema + "' is not one this build renders (" + std::string(kKnownResults) + ")");
+    throw_usage(what + ": not an rtfkit result: expected " + std::string(kKnownResults));
 }
 
 const char *to_string(ResultKind k) {
@@ -37,7 +50,8 @@ const char *to_string(ResultKind k) {
         case ResultKind::Load: return "load";
         case ResultKind::Predict: return "predict";
         case ResultKind::HistorySeries: return "history";
-        case ResultKind::Duplex: return "duplex";
+        case ResultKind::Duplex: return "duplex-report";
+        case ResultKind::DuplexRun: return "duplex";
     }
     return "?";
 }

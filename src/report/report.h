@@ -18,7 +18,10 @@
 //   bench     `rtf bench --json` (schema rtfkit.bench/1): verdicts, targets, per-config medians,
 //             per-run values and quality, leverage, device duty cycles, A/B comparison, machine.
 //   load      `rtf load --json` (schema rtfkit.load/1): a load run or a capacity search.
-//   duplex    `rtf duplex-report --json` (schema rtfkit.duplex-report/1): Markdown only
+//   duplex    `rtf duplex --json` (schema rtfkit.duplex/1): the session's frames[], audio_chunks[],
+//             stages and its "analysis" (a duplex-report) — Markdown: the analysis; HTML: the
+//             analysis plus the session timeline
+//   duplex-report `rtf duplex-report --json` (schema rtfkit.duplex-report/1): Markdown only
 // Any optional section may be absent (no device samples, no A/B, no profiling, a failed run,
 // zero chunks): the report says it is absent and renders the rest.
 //
@@ -41,10 +44,12 @@
 
 namespace rtf::report {
 
-enum class ResultKind { Speak, Simulate, Bench, Tune, Predict, HistorySeries, Load, Duplex };
+// Duplex = an `rtf duplex-report` analysis, DuplexRun = an `rtf duplex` session result.
+enum class ResultKind { Speak, Simulate, Bench, Tune, Predict, HistorySeries, Load, Duplex, DuplexRun };
 enum class Format { Html, Markdown };
 
-// Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input).
+// Throws rtf::Error(Usage) when `doc` is none of the kinds above (`what` names the input; the
+// message lists every kind).
 ResultKind detect_kind(const nlohmann::json &doc, const std::string &what = "result");
 const char *to_string(ResultKind k);
 

@@ -18,6 +18,10 @@ assert l["to_prefill_s"] < l["from_prefill_s"]
 b = json.load(open(sys.argv[2]))["prediction"]
 assert b["bottleneck"] != "llm", b["order"]
 PY
+# rtf report renders a stored prediction as Markdown (README's rtf report row); HTML is refused
+expect_rc 0 '' -- report "$TMP/910b.json" -o "$TMP/910b.md"
+grep -q 'llm' "$TMP/910b.md" && echo "ok: rtf report of a prediction" || { echo "FAIL: rtf report predict"; fails=$((fails+1)); }
+expect_rc 1 'renders as Markdown' -- report "$TMP/910b.json" -o "$TMP/910b.html"
 # Bad descriptions: the message names the file and the field.
 cat > "$TMP/bad.json" <<'J'
 {"name": "bad", "devices": [{"name": "cpu", "kind": "cpu", "cores": {"value": 2, "source": "me"},

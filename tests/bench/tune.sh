@@ -15,6 +15,11 @@ assert [d["step"] for d in j["descent"]] == ["baseline", "rtf=0.45"]
 md = open(sys.argv[3]).read()
 assert "failed gate" in md and "within noise" in md
 PY
+# rtf report renders the stored result as Markdown (as README's rtf report row says); HTML
+# is refused with the way to get the Markdown
+expect_rc 0 '' -- report "$TMP/tune.json" -o "$TMP/tune2.md"
+grep -q 'within noise' "$TMP/tune2.md" && echo "ok: rtf report of a tune result" || { echo "FAIL: rtf report tune"; fails=$((fails+1)); }
+expect_rc 1 'renders as Markdown' -- report "$TMP/tune.json" -o "$TMP/tune2.html"
 # the tune result lands in the history (kind tune, its estimate as rtf)
 expect_rc 0 'tune +mock +tuned' -- history list --kind tune
 KIT=$TMP/kit

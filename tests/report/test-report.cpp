@@ -3,6 +3,7 @@
 // Markdown content and the well-formedness of the HTML/SVG produced.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -122,6 +123,17 @@ json bench_doc(std::vector<json> configs, const json &comparison = nullptr) {
 }
 
 // Tags of these kinds open and close in equal numbers (a cheap well-formedness check).
+// The first '<' in Markdown that a renderer would read as the start of a tag, comment or
+// autolink (not backslash-escaped); npos when there is none.
+size_t unescaped_tag(const std::string &md) {
+    for (size_t i = 0; i + 1 < md.size(); ++i) {
+        const char n = md[i + 1];
+        const bool opens = std::isalpha(static_cast<unsigned char>(n)) || n == '/' || n == '!' || n == '?';
+        if (md[i] == '<' && opens && (i == 0 || md[i - 1] != '\\')) return i;
+    }
+    return std::string::npos;
+}
+
 void expect_balanced(const std::string &html) {
     for (const char *tag : {"svg", "table", "tr", "h2", "h3", "p", "details", "script", "text", "title"}) {
         std::string t = tag;
@@ -140,16 +152,31 @@ TEST(Escape, Html) {
     EXPECT_EQ(html_escape("line\nnext"), "line\nnext");
 }
 
+// Markdown is read on terminals and in .md files: no HTML entities, ever (issue 29 §3.1);
+// what a renderer would take as markup is backslash-escaped instead.
 TEST(Escape, Markdown) {
-    EXPECT_EQ(md_escape("a|b\nc <i>*"), "a\\|b c &lt;i&gt;\\*");
+    EXPECT_EQ(md_escape("a|b\nc <i>*"), "a\\|b c \\<i>\\*");
     EXPECT_EQ(md_code("a`b|c"), "a\xE2\x80\x98" "b\\|c");
+    // Plain text stays plain: comparisons, apostrophes, quotes, a lone '&'.
+    EXPECT_EQ(md_escape("P95 < interval, every turn's \"RTF\" > 0 & R&D"), "P95 < interval, every turn's \"RTF\" > 0 & R&D");
+    // What would become markup: tags, comments, autolinks, entity references.
+    EXPECT_EQ(md_escape("</b> <!-- x --> <https://x> <?php"), "\\</b> \\<!-- x --> \\<https://x> \\<?php");
+    EXPECT_EQ(md_escape("&amp; &#39; &#x27; &; &#; &x"), "\\&amp; \\&\\#39; \\&\\#x27; &; &\\#; &x");
+    // Control bytes (a terminal escape sequence) are replaced, tabs kept.
+    EXPECT_EQ(md_escape("a\x1b[31mb\tc"), "a\xEF\xBF\xBD" "\\[31mb\tc");
 }
 
 TEST(Report, DetectKind) {
     EXPECT_EQ(detect_kind(speak_doc(3)), ResultKind::Speak);
     EXPECT_EQ(detect_kind(bench_doc({bench_config("1", 0.5)})), ResultKind::Bench);
     EXPECT_EQ(detect_kind(json{{"command", "simulate"}, {"result", run_result(2)}}), ResultKind::Simulate);
-    for (const json &bad : {json(nullptr), json::array(), json{{"x", 1}}, json{{"schema", "rtfkit.bench/9"}, {"configs", json::array()}}}) {
+    EXPECT_EQ(detect_kind(json{{"schema", "rtfkit.duplex/1"}, {"frames", json::array()}}), ResultKind::DuplexRun);
+    EXPECT_EQ(detect_kind(json{{"schema", "rtfkit.duplex-report/1"}}), ResultKind::Duplex);
+    EXPECT_EQ(detect_kind(json{{"schema", "rtfkit.load/1"}}), ResultKind::Load);
+    EXPECT_EQ(detect_kind(json{{"schema", "rtfkit.tune/1"}}), ResultKind::Tune);
+    EXPECT_EQ(detect_kind(json{{"schema", "rtfkit.predict/1"}}), ResultKind::Predict);
+    for (const json &bad : {json(nullptr), json::array(), json{{"x", 1}}, json{{"schema", "rtfkit.bench/9"}, {"configs", json::array()}},
+                            json{{"schema", "rtfkit.nope/1"}}, json{{"schema", "rtfkit.duplex/1"}}}) {
         try {
             render_html(bad, "bad.json");
             FAIL() << "accepted " << bad.dump();
@@ -157,6 +184,16 @@ TEST(Report, DetectKind) {
             EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage);
             EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
         }
+    }
+    // Not a result: the message lists every kind README's `rtf report` row names.
+    try {
+        detect_kind(json{{"x", 1}}, "x.json");
+        FAIL() << "accepted";
+    } catch (const rtf::Error &e) {
+        const std::string m = e.what();
+        for (const char *k : {"rtf speak", "rtf simulate", "rtf bench", "rtf load", "rtf duplex (rtfkit.duplex/1)",
+                              "rtf duplex-report", "rtf tune", "rtf predict", "--history"})
+            EXPECT_NE(m.find(k), std::string::npos) << k << " missing from: " << m;
     }
     EXPECT_EQ(format_for_path("r.HTML"), Format::Html);
     EXPECT_EQ(format_for_path("r.md"), Format::Markdown);
@@ -178,9 +215,10 @@ TEST(Report, ScriptInPromptRendersAsText) {
     EXPECT_NE(h.find("default-src 'none'"), std::string::npos);
     expect_balanced(h);
     std::string md = render_markdown(doc);
-    EXPECT_EQ(md.find("<script"), std::string::npos);
-    EXPECT_EQ(md.find("<img"), std::string::npos);
-    EXPECT_NE(md.find("&lt;script&gt;"), std::string::npos);
+    EXPECT_EQ(unescaped_tag(md), std::string::npos) << md.substr(unescaped_tag(md), 40);
+    EXPECT_NE(md.find("\\<script>document.documentElement.setAttribute('data-pwned','1')\\</script>\\<img"),
+              std::string::npos) << md;
+    EXPECT_EQ(md.find("&lt;"), std::string::npos);
 }
 
 TEST(Report, OneChunk) {
@@ -324,7 +362,7 @@ TEST(Report, MarkdownContent) {
     EXPECT_NE(mb.find("| 1 | tts | 0.430 | 0.300 | ? | 1.000 (upper bound) |"), std::string::npos) << mb;
     EXPECT_NE(mb.find("| 2 | t2w | 0.430 | 0.300 | 0.150 | 0.500 | \xE2\x96\x88\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88 0.210 | 4 runtime | threads |"),
               std::string::npos) << mb;
-    EXPECT_NE(mb.find("Test CPU &lt;x86&gt;"), std::string::npos);
+    EXPECT_NE(mb.find("Test CPU \\<x86>"), std::string::npos);
     EXPECT_NE(mb.find("targets rtf <= 1.000, first_audio_ms <= off, starvation <= 0"), std::string::npos) << mb;
     // The summary table: one row per config, knobs as columns.
     EXPECT_NE(mb.find("| config | d1 | verdict | rtf median [min, max] (MAD) | rtf_steady | first_audio_ms | starvation | xrt |"),
@@ -340,7 +378,7 @@ TEST(Report, BenchStringsAreEscapedInEveryTable) {
     EXPECT_NE(mb.find("| 0 | a\\|b\\`c | VALID (exit 0) |"), std::string::npos) << mb;
     EXPECT_NE(mb.find("### Config 0: `a\\|b\xE2\x80\x98" "c` — VALID, all targets met"), std::string::npos) << mb;
     EXPECT_NE(mb.find("| 1 | tts | 0.430 | 0.300 | ? | 1.000 (upper bound) | \xE2\x96\x88"), std::string::npos) << mb;
-    EXPECT_NE(mb.find("overlap &lt;it&gt; |"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("overlap \\<it> |"), std::string::npos) << mb;
 }
 
 TEST(Report, Csv) {
@@ -403,5 +441,13 @@ TEST(Report, DuplexRunTimeline) {
     EXPECT_NE(h.find("Incomplete run: stage &#39;tts&#39; failed: &lt;boom&gt;"), std::string::npos) << h.substr(0, 3000);
     EXPECT_EQ(h.find("<boom>"), std::string::npos);
     EXPECT_EQ(h.find("1-2<b>"), std::string::npos);
-    EXPECT_NE(render_markdown(doc).find("duplex-report: FAIL"), std::string::npos);
+    EXPECT_EQ(detect_kind(doc), ResultKind::DuplexRun);
+    // Its Markdown (the analysis, what `rtf duplex` prints on the terminal) has no HTML
+    // entities: rules with '<' and apostrophes read as written (issue 29 §3.1).
+    doc["analysis"]["checks"][0]["rule"] = "P95 40 ms < interval 100 ms; every turn's TTS RTF < 1";
+    const std::string md = render_markdown(doc, "r.json");
+    EXPECT_NE(md.find("duplex-report: FAIL"), std::string::npos);
+    EXPECT_NE(md.find("| P95 40 ms < interval 100 ms; every turn's TTS RTF < 1 |"), std::string::npos) << md;
+    for (const char *entity : {"&lt;", "&gt;", "&#39;", "&\\#39;", "&amp;", "&quot;"})
+        EXPECT_EQ(md.find(entity), std::string::npos) << entity << " in " << md;
 }
