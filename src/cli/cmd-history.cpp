@@ -214,7 +214,10 @@ static void add_history_command(CLI::App &app, Action &action) {
     sub->require_subcommand(1);
     auto o = std::make_shared<HistoryOptions>();
     auto add_db = [o](CLI::App *s) {
-        s->add_option("--db", o->db, "History file (default $RTF_HISTORY_DB, else ~/.local/share/rtfkit/history.db)");
+        // The same name as bench / speak / demo / report --history use; --db is the older spelling.
+        s->add_option("--history-db,--db", o->db,
+                      "History file, as --history-db on bench/speak/demo (--db: the same; default $RTF_HISTORY_DB, else "
+                      "~/.local/share/rtfkit/history.db)");
     };
     auto add_filters = [o](CLI::App *s) {
         s->add_option("--kind", o->kind, "bench or speak");
