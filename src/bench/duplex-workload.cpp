@@ -1,6 +1,7 @@
 #include "bench/duplex-workload.h"
 
 #include <cmath>
+#include <iostream>
 #include <memory>
 
 #include "bench/duplex-analysis.h"
@@ -17,7 +18,7 @@ const std::vector<std::string> &duplex_knob_names() {
     static const std::vector<std::string> k = {"models",         "input",      "interval",          "frames",
                                                "speak-frames",   "speak-tokens", "threads",         "startup-buffer-ms",
                                                "max-gap-ms",     "encoder-queue-cap", "prefill-queue-cap", "tts-queue-cap",
-                                               "t2w-queue-cap",  "seed"};
+                                               "t2w-queue-cap",  "seed",       "twin-text-rate"};
     return k;
 }
 
@@ -43,6 +44,7 @@ public:
             else if (k == "tts-queue-cap") c.tts_queue_cap = i(1, 1 << 20);
             else if (k == "t2w-queue-cap") c.t2w_queue_cap = i(1, 1 << 20);
             else if (k == "seed") c.llm.seed = static_cast<uint32_t>(parse_int(v, what, 0, 4294967295LL));
+            else if (k == "twin-text-rate") c.twin_text_rate = parse_double(v, what, 0, 1000);
         }
         c.validate();
         opt_.interval_ms = c.interval_ms;
@@ -53,6 +55,8 @@ public:
         const apm::AudioInput audio = apm::load_audio_16k(c.input);
         frames_ = speak::input_frames(c, audio, &n_silence_);
         engines_ = speak::load_duplex_engines(c);
+        if (find_knob(knobs, "twin-text-rate") && !engines_->kit.is_twin)
+            std::cerr << "bench: duplex workload: twin-text-rate ignored: real model files end their own speak units\n";
     }
 
     std::string name() const override { return "duplex"; }
@@ -62,6 +66,7 @@ public:
         j["kit"] = engines_->kit.to_json();
         j["n_frames_pushed"] = frames_.size();
         j["n_silence_frames"] = n_silence_;
+        j["twin_text_cap"] = engines_->llm->config().text_cap;  // valid tokens per sampled speak frame; 0 = none
         return j;
     }
 
@@ -120,7 +125,8 @@ WorkloadInfo duplex_workload_info() {
     WorkloadInfo info;
     info.name = "duplex";
     info.help = "a duplex session (rtf duplex) judged by the duplex analyzer: knobs are rtf duplex's flags without '--', "
-                "e.g. models=KIT, input=speech.wav, frames=30, speak-frames=4-12,20-28, interval=1000ms; rtf = the "
+                "e.g. models=KIT, input=speech.wav, frames=30, speak-frames=4-12,20-28, interval=1000ms, "
+                "twin-text-rate=4 (twins: text tokens per second of audio in a sampled speak frame; 0 = uncapped); rtf = the "
                 "worst turn's TTS RTF, first_audio_ms = first audio P95";
     info.knobs = duplex_knob_names();
     info.make = [](const Knobs &k) { return std::make_unique<DuplexWorkload>(k); };

@@ -17,6 +17,7 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/parse.h"
 #include "models/provenance.h"
 #include "pipeline/cancel.h"
@@ -32,6 +33,7 @@ struct DuplexCmd {
     std::string interval = "1000ms";
     std::string json_path, html_path, md_path;
     bool quiet = false;
+    bool twin_text_rate_given = false;  // --twin-text-rate on the command line (a real kit says it ignores it)
 };
 
 // "STAGE:VALUE" of a test hook variable.
@@ -110,6 +112,19 @@ int run_duplex_cmd(DuplexCmd &c) {
             std::printf("decision: sampled — on a twin it is noise (random weights); --speak-frames gives a schedule\n");
         else
             std::printf("decision: sampled (the model's own)\n");
+        const int cap = engines->llm->config().text_cap;
+        if (engines->kit.is_twin && cap > 0)
+            std::printf("text: twin cap %d text tokens per sampled speak frame (--twin-text-rate %s/s of audio x %d ms "
+                        "frames; a random LLM writes all %d; 0 = uncapped)%s\n",
+                        cap, fmt(cfg.twin_text_rate, 1).c_str(), cfg.frame_ms, cfg.llm.max_speak_tokens,
+                        cfg.speak_frames.empty()
+                            ? ""
+                            : ("; forced frames: --speak-tokens " + std::to_string(cfg.llm.forced_speak_tokens)).c_str());
+        else if (engines->kit.is_twin)
+            std::printf("text: uncapped (--twin-text-rate 0): a sampled speak frame writes up to %d text tokens\n",
+                        cfg.llm.max_speak_tokens);
+        else if (c.twin_text_rate_given)
+            std::printf("note: --twin-text-rate ignored: real model files end their own speak units\n");
         const auto &tk = engines->llm->tokens();
         if (!tk.unit_special())
             std::printf("note: the LLM vocabulary has no single <unit> / </unit> token: a frame opens with the %zu "
@@ -160,7 +175,7 @@ void add_duplex_command(CLI::App &app, Action &action) {
         "duplex",
         "Run a duplex session (listen while speaking): the recording's 1 s frames are pushed every --interval on "
         "absolute deadlines through the audio encoder (queue cap 16), the LLM's duplex turn (prefill, listen/speak "
-        "decision, <= 26 text tokens), the duplex TTS (variant D, 26 codes per call) and Token2Wav, each stage on its "
+        "decision, <= 26 text tokens; on a twin kit capped at --twin-text-rate), the duplex TTS (variant D, 26 codes per call) and Token2Wav, each stage on its "
         "own thread. Then the duplex analyzer: [1] decision latency P95 < interval, [2] first audio P95 < interval, "
         "[3] every turn's TTS RTF < 1, no failed frames, [5] playback gaps ([4] chunk durations as info). "
         "Exit 0 pass / 2 fail / 3 incomplete (a stage failed: the JSON holds the partial timeline) / 1 usage.\n"
@@ -185,6 +200,18 @@ void add_duplex_command(CLI::App &app, Action &action) {
                     "A forced speak frame ends after this many text tokens (1 .. 26; 10 = one TTS call of 26 codes, "
                     "~1 s of audio per frame, a real speaking frame's pace)")
         ->default_val(cfg.llm.forced_speak_tokens);
+    sub->add_option_function<double>(
+           "--twin-text-rate",
+           [c](const double &v) {
+               c->cfg.twin_text_rate = v;
+               c->twin_text_rate_given = true;
+           },
+           "Twin kits only: a sampled speak frame ends after max(1, ceil(RATE x frame)) text tokens, RATE in text "
+           "tokens per second of audio (a random LLM never ends a speak unit and writes all 26; a real model speaking "
+           "~3 words/s writes ~4-6 per 1 s unit). Default 4, the estimate rtf speak's --twin-text-rate and rtf limits' "
+           "--text-tokens-per-s also use: ~3 words per second of speech x ~1.3 tokens per English word. 0 = uncapped; "
+           "forced frames keep --speak-tokens; ignored on real model files")
+        ->default_str(fmt(cfg.twin_text_rate, 0));
     sub->add_option("--startup-buffer-ms", cfg.startup_buffer_ms,
                     "Playback starts this long after a turn's first audio (analyzer [2] and [5])")
         ->default_val(cfg.startup_buffer_ms);

@@ -65,6 +65,8 @@ void DuplexConfig::validate() const {
     if (frame_ms < 100 || frame_ms > 30000) throw_usage("--frame-ms " + std::to_string(frame_ms) + " is out of range (100 .. 30000)");
     if (!(startup_buffer_ms >= 0) || !std::isfinite(startup_buffer_ms)) throw_usage("--startup-buffer-ms must be a finite number >= 0");
     if (!(max_gap_ms >= 0) || !std::isfinite(max_gap_ms)) throw_usage("--max-gap-ms must be a finite number >= 0");
+    if (!(twin_text_rate >= 0 && twin_text_rate <= 1000))
+        throw_usage("--twin-text-rate: must be in [0, 1000] text tokens per second of audio (0 = no cap)");
     for (auto [cap, flag] : {std::pair{encoder_queue_cap, "--encoder-queue-cap"}, std::pair{prefill_queue_cap, "--prefill-queue-cap"},
                              std::pair{tts_queue_cap, "--tts-queue-cap"}, std::pair{t2w_queue_cap, "--t2w-queue-cap"}})
         if (cap < 1 || cap > pipe::PipelineConfig::kMaxDepth)
@@ -119,6 +121,7 @@ nlohmann::json DuplexConfig::to_json() const {
             {"frame_ms", frame_ms},
             {"startup_buffer_ms", startup_buffer_ms},
             {"max_gap_ms", max_gap_ms},
+            {"twin_text_rate", twin_text_rate},
             {"queues", {{"encoder", encoder_queue_cap}, {"prefill", prefill_queue_cap}, {"tts", tts_queue_cap}, {"t2w", t2w_queue_cap}}},
             {"threads", threads},
             {"llm", llm.to_json()},
@@ -127,10 +130,17 @@ nlohmann::json DuplexConfig::to_json() const {
             {"apm", {{"n_threads", apm.n_threads}, {"streaming", apm.streaming}}}};
 }
 
+int duplex_twin_text_cap(const DuplexConfig &cfg, bool kit_is_twin) {
+    if (!kit_is_twin || !(cfg.twin_text_rate > 0)) return 0;
+    const double n = std::ceil(cfg.twin_text_rate * cfg.frame_ms / 1000.0);
+    return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(cfg.llm.max_speak_tokens)));
+}
+
 std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg) {
     auto e = std::make_unique<DuplexEngines>();
     e->kit = resolve_kit(cfg.models_dir);
     e->apm_path = resolve_apm(cfg.models_dir);
+    cfg.llm.text_cap = duplex_twin_text_cap(cfg, e->kit.is_twin);
     cfg.llm.model_path = e->kit.llm;
     cfg.tts.model_path = e->kit.tts;
     if (cfg.tts.projector_path.empty()) cfg.tts.projector_path = e->kit.projector;
@@ -481,6 +491,9 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
                 {"decision", cfg.speak_frames.empty() ? "sampled" : "forced"},
                 {"speak_frames", cfg.speak_frames},
                 {"force_listen_count", cfg.llm.force_listen_count},
+                {"forced_speak_tokens", e.llm->config().forced_speak_tokens},
+                {"twin_text_rate", cfg.twin_text_rate},
+                {"twin_text_cap", e.llm->config().text_cap},  // valid tokens per sampled speak frame; 0 = none
                 {"context_slides", e.llm->n_slides()},
                 {"llm_n_ctx", e.llm->n_ctx()},
                 {"frame_ms", cfg.frame_ms},

@@ -21,7 +21,8 @@
 //   -> q2 prefill queue, cap 30 (the reference's intended PREFILL_QUEUE_CAP; its own is in
 //                    practice unbounded)
 //   llm              DuplexLlm::frame(): prefill, decision (forced by the schedule when
-//                    given), text; the frame is done (t_done_ms) when its turn is evaluated
+//                    given), text (on a twin, a sampled speak frame's is cut at the twin
+//                    text cap); the frame is done (t_done_ms) when its turn is evaluated
 //   -> q3 LLM->TTS, cap 16 (the write-up's fix of the reference's 1); one item per message
 //   tts              TtsEngine duplex mode: feed_queued() per message, chunks of <= 26 codes
 //   -> q4 TTS->T2W, cap 16
@@ -77,6 +78,14 @@ struct DuplexConfig {
     int frame_ms = 1000;             // audio per frame (the reference's frames are 1 s files)
     double startup_buffer_ms = 0;    // the analyzer's playback buffer ([2], [5])
     double max_gap_ms = 0;           // the analyzer's tolerated playback gap ([5])
+    // Twin kits only: a random-weight LLM never ends a speak unit early, so every sampled
+    // speak frame would decode the full 26 text tokens (three TTS calls of audio per frame);
+    // a real model speaking ~3 words/s writes ~4-6. A sampled speak frame is cut at
+    // max(1, ceil(twin_text_rate x frame_ms / 1000)) valid tokens (llm.text_cap, set by
+    // load_duplex_engines; end "twin_text_cap"). Text tokens per second of audio, the rate of
+    // simplex's SpeakConfig::twin_text_rate; 0 = uncapped. Forced speak frames keep
+    // llm.forced_speak_tokens; real kits are never capped.
+    double twin_text_rate = 4.0;
     int encoder_queue_cap = 16, prefill_queue_cap = 30, tts_queue_cap = 16, t2w_queue_cap = 16;
     int threads = 0;                 // compute threads of each stage's engine; 0 = min(4, CPUs / 2)
     lm::DuplexLlmConfig llm;         // model_path filled from the kit
@@ -110,8 +119,13 @@ struct DuplexEngines {
     double load_ms_apm = 0, load_ms_llm = 0, load_ms_tts = 0, load_ms_t2w = 0;
 };
 
-// Resolves the kit (the audio encoder is required here), fills the model paths into `cfg`,
-// loads and warms the four engines. Throws rtf::Error(Usage/Setup) naming the file.
+// The LLM's text cap per sampled speak frame (DuplexConfig::twin_text_rate) for a kit that is
+// (not) a twin: 0 on a real kit or with a rate of 0, else 1 .. llm.max_speak_tokens.
+int duplex_twin_text_cap(const DuplexConfig &cfg, bool kit_is_twin);
+
+// Resolves the kit (the audio encoder is required here), fills the model paths and, on a
+// twin, llm.text_cap (duplex_twin_text_cap) into `cfg`, loads and warms the four engines.
+// Throws rtf::Error(Usage/Setup) naming the file.
 std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg);
 
 // The input's 16 kHz samples as cfg.n_frames frames of cfg.frame_ms: the last partial frame

@@ -3,6 +3,9 @@
 # speak schedule passes (exit 0) and its JSON holds the timeline of spec §5.1 and the analysis;
 # a stage slower than the interval fails check [1] (exit 2); a stage that throws gives exit 3
 # and a valid partial JSON; a missing input is exit 1 naming the file; bad flags name the flag.
+# The stored result renders through rtf report (HTML with its timeline, Markdown), Markdown on
+# the terminal carries no HTML entities, and on a twin sampled speak frames are cut at
+# --twin-text-rate (0 = uncapped).
 source "$(dirname "$0")/lib.sh"
 K=$TMP/kit
 "$RTF" twin --scale tiny --out "$K" --quiet >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
@@ -64,6 +67,20 @@ grep -q 'data-report' "$TMP/r.html" && grep -q '<svg' "$TMP/r.html" && grep -q '
   && echo "ok: html timeline" || { echo "FAIL: html"; fails=$((fails+1)); }
 # the stored result re-analyses to the same exit code
 expect_rc $rc 'duplex-report' -- duplex-report "$TMP/r.json"
+# ... and renders through rtf report like every other result: HTML with the session timeline,
+# Markdown with the analysis
+expect_rc 0 '' -- report "$TMP/r.json" -o "$TMP/r2.html"
+grep -q 'Timeline' "$TMP/r2.html" && grep -q '<svg' "$TMP/r2.html" && echo "ok: rtf report of a duplex run (html)" \
+  || { echo "FAIL: rtf report duplex html"; fails=$((fails+1)); }
+expect_rc 0 'rtfkit duplex-report: (PASS|FAIL)' -- report "$TMP/r.json" --md
+# Markdown for a terminal or a .md file is not HTML-escaped (the rules hold "<" and "'")
+if grep -qE '&lt;|&gt;|&amp;|&#39;|&\\#39;|&quot;' "$TMP/r.out" "$TMP/r.md"; then
+  echo "FAIL: HTML entities in Markdown"; grep -nE '&lt;|&#39;|&\\#39;' "$TMP/r.out" "$TMP/r.md" | head -5; fails=$((fails+1))
+elif grep -q "P95 .* < interval" "$TMP/r.out" && grep -q "every turn's TTS RTF < 1" "$TMP/r.md"; then
+  echo "ok: Markdown without HTML entities"
+else
+  echo "FAIL: the rules are missing from the Markdown"; fails=$((fails+1))
+fi
 
 # 2. an LLM slower than the interval: decision latency P95 >= interval -> check [1] fails, exit 2
 RTF_DUPLEX_TEST_DELAY=llm:150 expect_rc 2 '\[1\].*FAIL|decision_latency.*FAIL|FAIL.*decision' -- "${D[@]}" --frames 6 \
@@ -115,6 +132,40 @@ grep -q 'context slid' "$TMP/slide.out" && echo "ok: slide line" || { echo "FAIL
 expect_rc 3 'context full' -- "${D[@]}" --frames 40 --interval 50ms --speak-frames 5 --ctx-size 256 --context stop
 expect_rc 1 '--context' -- "${D[@]}" --context wrap
 
+# 4c. twin text cap: the decision sampled (no --speak-frames): a random LLM never ends a speak
+# unit, so uncapped every sampled speak frame writes the 26-token budget; by default it ends
+# after 4 (--twin-text-rate 4/s x 1 s frames), with --twin-text-rate 2 after 2
+for rate in default 2 0; do
+  extra=(); [[ $rate != default ]] && extra=(--twin-text-rate "$rate")
+  "$RTF" "${D[@]}" --frames 6 --interval 300ms "${extra[@]}" --json "$TMP/cap-$rate.json" > "$TMP/cap-$rate.out" 2>&1
+  rc=$?
+  python3 - "$TMP/cap-$rate.json" "$rc" "$rate" <<'PY' && echo "ok: twin text cap, rate $rate -> $rc" || { echo "FAIL: twin text cap, rate $rate -> $rc"; head -20 "$TMP/cap-$rate.out"; fails=$((fails+1)); }
+import json, sys
+j = json.load(open(sys.argv[1])); rc = int(sys.argv[2]); rate = sys.argv[3]
+# a sampled twin session completes; its verdict is noise (a random turn_eos can leave a speak
+# turn and an audio turn unmatched: the analyzer then says incomplete, exit 3)
+assert rc in (0, 2, 3) and j["completed"] is True and j["analysis"]["exit_code"] == rc, (rc, j["error"])
+m = j["meta"]
+want_rate, cap = {"default": (4.0, 4), "2": (2.0, 2), "0": (0.0, 0)}[rate]
+assert m["decision"] == "sampled" and m["kit_is_twin"] is True, m["decision"]
+assert m["twin_text_rate"] == want_rate and m["config"]["twin_text_rate"] == want_rate, m["twin_text_rate"]
+assert m["twin_text_cap"] == cap and m["config"]["llm"]["text_cap"] == cap, m["twin_text_cap"]
+speak = [f for f in j["frames"] if f["is_speak"]]
+assert speak, "no sampled speak frame"
+n = [f["n_text_tokens"] for f in speak]
+ends = [f["end"] for f in speak]
+if cap:
+    assert max(n) <= cap and "twin_text_cap" in ends, (n, ends)
+    assert all(k == cap for k, e in zip(n, ends) if e == "twin_text_cap"), (n, ends)
+else:
+    assert "budget" in ends and max(n) == 26, (n, ends)
+PY
+done
+grep -q 'twin cap 4 text tokens per sampled speak frame' "$TMP/cap-default.out" && grep -q 'uncapped' "$TMP/cap-0.out" \
+  && echo "ok: the cap is printed" || { echo "FAIL: cap line"; grep -n 'text' "$TMP/cap-default.out" | head -3; fails=$((fails+1)); }
+expect_rc 1 'twin-text-rate' -- "${D[@]}" --twin-text-rate -1
+expect_rc 0 'twin-text-rate' -- duplex --help
+
 # 5. rtf bench --workload duplex: the bench protocol over duplex sessions (3 runs)
 B="models=$K;input=$TMP/speech.wav;frames=5;interval=100ms;speak-frames=3;threads=1"
 "$RTF" bench --workload duplex --set "$B" --warmup 0 --runs 3 --sample-ms 0 --json "$TMP/b.json" > "$TMP/b.out" 2>&1
@@ -131,6 +182,19 @@ for r in c["runs"]:
         assert k in m, k
     assert m["audio_s"] > 0 and m["decision_latency_ms"]["p95"] > 0, m
 PY
+# its twin-text-rate key: sampled speak frames of every run cut at 3 tokens
+"$RTF" bench --workload duplex --set "models=$K;input=$TMP/speech.wav;frames=5;interval=100ms;threads=1;twin-text-rate=3" \
+  --warmup 0 --runs 3 --sample-ms 0 --json "$TMP/bcap.json" > "$TMP/bcap.out" 2>&1
+rc=$?
+python3 - "$TMP/bcap.json" "$rc" <<'PY' && echo "ok: bench duplex twin-text-rate -> $rc" || { echo "FAIL: bench duplex twin-text-rate -> $rc"; head -20 "$TMP/bcap.out"; fails=$((fails+1)); }
+import json, sys
+j = json.load(open(sys.argv[1])); rc = int(sys.argv[2])
+c = j["configs"][0]
+assert rc in (0, 2) and c["verdict"]["status"] == "VALID", c["verdict"]
+s = json.dumps(c)
+assert '"twin_text_cap": 3' in s and '"twin_text_rate": 3.0' in s, "cap not in the bench JSON"
+PY
+expect_rc 1 'twin-text-rate' -- bench --workload duplex --set "models=$K;input=$TMP/speech.wav;twin-text-rate=-1"
 expect_rc 1 'is not a knob of workload duplex' -- bench --workload duplex --set "nope=1"
 expect_rc 1 'speak-frames' -- bench --workload duplex --set "models=$K;input=$TMP/speech.wav;speak-frames=1"
 finish

@@ -1,11 +1,14 @@
 // The LLM's duplex turn (lm/llm-duplex.h) on a tiny twin kit's LLM (label model): the twin
 // vocabulary's duplex tokens, force_listen, a forced speak frame (the 26-token budget, messages
 // of 10, hidden rows of n_embd, KV positions), a listen after speaking ending the TTS turn,
-// a seeded sampled decision, the context slide and the context-full error.
+// a seeded sampled decision, the twin text cap, the context slide and the context-full error.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "common/scratch-dir.h"
 #include "core/error.h"
@@ -153,6 +156,56 @@ TEST_F(LlmDuplex, LlmSampledDecisionIsSeededAndBounded) {
         return out;
     };
     EXPECT_EQ(run(), run());
+}
+
+// The twin text cap (issue 29 §3.5): a random LLM never ends a sampled speak frame early, so
+// uncapped every one writes the 26-token budget; with text_cap 4 it ends after 4 valid tokens
+// with <|chunk_eos|> ("twin_text_cap"), in one message. Forced frames keep forced_speak_tokens.
+TEST_F(LlmDuplex, LlmTextCapEndsSampledSpeakFrames) {
+    auto run = [&](int cap, std::optional<bool> forced) {
+        auto c = llm_config();
+        c.text_cap = cap;
+        lm::DuplexLlm llm(c);
+        llm.begin_session();
+        const auto in = rows(llm.n_embd());
+        std::vector<lm::DuplexFrameResult> out;
+        std::vector<size_t> msgs;
+        for (int i = 0; i < 6; ++i) {
+            size_t n = 0;
+            out.push_back(llm.frame(in.data(), 10, forced, [&](lm::DuplexMessage &&) { ++n; }));
+            msgs.push_back(n);
+        }
+        return std::pair{out, msgs};
+    };
+    auto [capped, capped_msgs] = run(4, std::nullopt);
+    int n_capped = 0;
+    for (size_t i = 3; i < capped.size(); ++i) {
+        const auto &r = capped[i];
+        if (!r.is_speak) continue;
+        EXPECT_LE(r.ids.size(), 4u) << "frame " << i;
+        if (r.end == "twin_text_cap") {
+            ++n_capped;
+            EXPECT_EQ(r.ids.size(), 4u);
+            EXPECT_EQ(capped_msgs[i], 1u);  // 4 tokens: one TTS message, not 10 + 10 + 6
+        }
+    }
+    EXPECT_GE(n_capped, 1) << "no sampled speak frame reached the cap";
+    auto [open, open_msgs] = run(0, std::nullopt);
+    int n_budget = 0;
+    for (size_t i = 3; i < open.size(); ++i)
+        if (open[i].is_speak && open[i].end == "budget") {
+            ++n_budget;
+            EXPECT_EQ(open[i].ids.size(), 26u);
+        }
+    EXPECT_GE(n_budget, 1) << "uncapped, a random LLM runs sampled speak frames to the 26-token budget";
+    auto [forced, forced_msgs] = run(4, true);
+    for (size_t i = 3; i < forced.size(); ++i) {
+        EXPECT_EQ(forced[i].end, "forced");
+        EXPECT_EQ(forced[i].ids.size(), 10u);  // forced_speak_tokens, not the cap
+    }
+    auto bad = llm_config();
+    bad.text_cap = 27;
+    EXPECT_THROW(bad.validate(), Error);
 }
 
 TEST_F(LlmDuplex, LlmErrors) {

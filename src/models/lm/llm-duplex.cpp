@@ -76,6 +76,9 @@ void DuplexLlmConfig::validate() const {
     if (forced_speak_tokens < 1 || forced_speak_tokens > max_speak_tokens)
         throw_usage("llm.forced_speak_tokens = " + std::to_string(forced_speak_tokens) + ": use 1 .. max_speak_tokens (" +
                     std::to_string(max_speak_tokens) + ")");
+    if (text_cap < 0 || text_cap > max_speak_tokens)
+        throw_usage("llm.text_cap = " + std::to_string(text_cap) + ": use 0 (none) .. max_speak_tokens (" +
+                    std::to_string(max_speak_tokens) + ")");
     if (force_listen_count < 0) throw_usage("llm.force_listen_count = " + std::to_string(force_listen_count) + ": use 0 or more (reference 3)");
     if (!(listen_prob_scale > 0.0f) || !std::isfinite(listen_prob_scale)) throw_usage("llm.listen_prob_scale must be a finite number > 0 (1 = no edit)");
     if (!(length_penalty > 0.0f) || !std::isfinite(length_penalty)) throw_usage("llm.length_penalty must be a finite number > 0 (1 = no edit)");
@@ -95,6 +98,7 @@ nlohmann::json DuplexLlmConfig::to_json() const {
             {"step_size", step_size},
             {"force_listen_count", force_listen_count},
             {"forced_speak_tokens", forced_speak_tokens},
+            {"text_cap", text_cap},
             {"listen_prob_scale", listen_prob_scale},
             {"length_penalty", length_penalty},
             {"greedy", greedy},
@@ -393,7 +397,9 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
         } else {
             // 4. speak: one token at a time until an end token or the budget
             p.speaking = true;
-            const int limit = r.forced ? cfg_.forced_speak_tokens : cfg_.max_speak_tokens;
+            // A sampled frame on a twin stops where a real model would have (text_cap).
+            const bool capped = !r.forced && cfg_.text_cap > 0 && cfg_.text_cap < cfg_.max_speak_tokens;
+            const int limit = r.forced ? cfg_.forced_speak_tokens : capped ? cfg_.text_cap : cfg_.max_speak_tokens;
             auto consume = [&](int32_t t) -> bool {
                 if (t == p.tok.listen || t == p.tok.chunk_eos || t == p.tok.chunk_tts_eos) {
                     p.decode_tokens(&t, 1, "end token");
@@ -416,7 +422,7 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
                 }
                 if (static_cast<int>(r.ids.size()) >= limit) {
                     if (p.tok.chunk_eos >= 0) p.decode_tokens(&p.tok.chunk_eos, 1, "chunk end");
-                    r.end = limit == cfg_.max_speak_tokens ? "budget" : "forced";
+                    r.end = capped ? "twin_text_cap" : limit == cfg_.max_speak_tokens ? "budget" : "forced";
                     return true;
                 }
                 return false;

@@ -31,7 +31,8 @@
 //     The decision token enters the KV cache either way.
 //  4. Speak: sample and feed one token at a time. The frame ends on `<|listen|>`,
 //     `<|chunk_eos|>` or `<|chunk_tts_eos|>` (fed to the KV, not text), or once
-//     `max_speak_tokens` (26) valid tokens are out, after which `<|chunk_eos|>` is fed.
+//     `max_speak_tokens` (26) valid tokens are out (`text_cap` when set: twins), after which
+//     `<|chunk_eos|>` is fed.
 //     `<|turn_eos|>` / `<|tts_eos|>` / end-of-generation tokens set end_of_turn but do not end
 //     the frame. A forced speak frame masks every token that would end the frame or the turn
 //     and ends after forced_speak_tokens valid tokens (then `<|chunk_eos|>` is fed): a
@@ -80,6 +81,12 @@ struct DuplexLlmConfig {
     // of audio and ends its chunks early). 26 would triple the TTS work per frame, a shape
     // no real model has.
     int forced_speak_tokens = 10;
+    // A sampled (not forced) speak frame ends with <|chunk_eos|> after this many valid tokens
+    // when 1 .. max_speak_tokens - 1 (end "twin_text_cap"); 0 = only max_speak_tokens. For
+    // twins, whose random LLM never ends a speak unit early and so always writes all 26: a
+    // real model speaking ~3 words/s writes ~4-6 per 1 s unit (speak/duplex.h,
+    // DuplexConfig::twin_text_rate, sets it on twin kits only). Forced frames ignore it.
+    int text_cap = 0;
     float listen_prob_scale = 1.0f;  // logit[<|listen|>] += 2 (scale - 1); 1 = no edit
     float length_penalty = 1.0f;     // <|turn_eos|> logit / penalty if > 0, else * penalty; 1 = no edit
     bool greedy = false;          // argmax; else top-k / top-p / min-p / temperature + seeded dist
@@ -117,7 +124,7 @@ struct DuplexFrameResult {
     int n_sampled = 0;            // tokens sampled after the decision (filtered and end tokens included)
     std::string text;             // text of the sampled tokens (specials not rendered)
     std::string end;              // speak: "listen", "chunk_eos", "chunk_tts_eos", "budget" (max_speak_tokens),
-                                  // "forced" (forced_speak_tokens); listen: ""
+                                  // "forced" (forced_speak_tokens), "twin_text_cap" (text_cap); listen: ""
     bool end_of_turn = false;     // this frame ended the speak turn (its last message says so)
     int n_prefill_rows = 0;       // `<unit>` rows + audio rows
     int n_past_before = 0, n_past_after = 0;  // KV positions around the frame
