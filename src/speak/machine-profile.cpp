@@ -52,9 +52,13 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu) {
                            "AMD EPYC Zen 4, 2 cores: Token2Wav RTF 0.56 vs 0.64 at f32, demo rtf_steady -25 % "
                            "(docs/measurements.md §5.6, §6)",
                            "token2mel mel SNR 48.5 dB vs f32 (line: >= 40 dB); twin weights: twin-only evidence"));
-        c.push_back(choice("first-audio-priority", "true",
-                           "AMD EPYC Zen 4, 2 cores: first audio 1952 -> 1691 ms, rtf within noise (§7); same "
-                           "codes and PCM (test Speak.FirstAudioPriorityKeepsTheMath)"));
+        c.push_back(choice("tts-weight-type", "q8_0",
+                           "AMD EPYC Zen 4, 2 cores: demo with q8_0 LM weights rtf 1.109/1.131 vs 1.158/1.164, "
+                           "gapless_start_ms 2680/2777 vs 2929/2900 (docs/measurements.md §13)",
+                           "TTS code distribution KL 0.00074 nats mean, top-1 100 % teacher-forced vs F16 (lines: <= 0.01, "
+                           ">= 98 %; TtsGolden.C8); twin weights: twin-only evidence"));
+        // Not here: --first-audio-priority. It cuts first audio (2488 -> 1828 ms) but the
+        // listener waits longer for gap-free playback (gapless_start_ms 2929 -> 3105 ms, §13).
     } else if (isa == "amx") {
         // Intel Xeon with AMX: VDPBF16PS peaks at half the f32 FMA rate there, so our bf16
         // token2mel kernel is the slow choice (issue 29 §2); the reference math stays.
