@@ -114,7 +114,9 @@ llama_ftype ftype_of(const std::string &t) {
     if (t == "q5_k_m") return LLAMA_FTYPE_MOSTLY_Q5_K_M;
     if (t == "q4_k_m") return LLAMA_FTYPE_MOSTLY_Q4_K_M;
     if (t == "q4_0") return LLAMA_FTYPE_MOSTLY_Q4_0;
-    throw_usage("unknown weight type '" + t + "'");
+    std::string all;
+    for (const auto &w : weight_types()) all += (all.empty() ? "" : ", ") + w;
+    throw_usage("weight type '" + t + "' is not one of: " + all);
 }
 }  // namespace
 
