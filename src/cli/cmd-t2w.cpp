@@ -19,6 +19,7 @@
 #include "core/parse.h"
 #include "core/wav.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/onednn-linear.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-profile.h"
@@ -246,7 +247,19 @@ int run_t2w(const T2wOptions &o) {
                       {"flow_steps", stream.flow_steps()},
                       {"prompt_cache", model->prompt_file()},
                       {"weight_bytes", model->weight_bytes()},
-                      {"packed_weights", model->packed_weights()}};
+                      {"packed_weights", model->packed_weights()},
+                      {"onednn_weights", model->onednn_weights()}};
+        // which implementation ran the products: our packed kernels, or oneDNN's (its impl
+        // string per compute type, with the products it computed in this run)
+        nlohmann::json impls = nlohmann::json::array();
+        for (const auto &ic : t2w::onednn::impls_used()) impls.push_back({{"impl", ic.impl}, {"calls", ic.calls}});
+        j["kernels"] = {{"packed_weights", model->packed_weights()},
+                        {"onednn_weights", model->onednn_weights()},
+                        {"onednn", {{"compiled", t2w::onednn::compiled()},
+                                    {"available", t2w::onednn::available()},
+                                    {"version", t2w::onednn::version()},
+                                    {"isa", t2w::onednn::isa()},
+                                    {"impls", impls}}}};
         j["tokens"] = tokens.size();
         j["samples"] = pcm.size();
         j["audio_s"] = audio_s;

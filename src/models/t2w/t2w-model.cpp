@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "models/backend-devices.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/onednn-linear.h"
 #include "models/t2w/packed-conv.h"
 #include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
@@ -24,6 +25,7 @@ GgufWeights::~GgufWeights() {
         gemm::unregister_packed(t);
         conv::unregister_packed(t);
     }
+    for (const ggml_tensor *t : onednn_weights) onednn::unregister_weight(t);
     if (mm_buffer) ggml_backend_buffer_free(mm_buffer);
     if (mm_ctx) ggml_free(mm_ctx);
     if (buffer) ggml_backend_buffer_free(buffer);
@@ -190,11 +192,11 @@ int pack_weights(GgufWeights &w, const std::function<bool(const std::string &, c
 
 // The same for the BF16 compute copies (make_mm_copies) of `w`: each whose N is a multiple
 // of the panel and K even is packed in place for the packed BF16 GEMM and registered.
-int pack_bf16_weights(GgufWeights &w) {
+int pack_bf16_weights(GgufWeights &w, const std::function<bool(const ggml_tensor *)> &pick) {
     int n = 0;
     if (!w.mm_buffer || !ggml_backend_buffer_is_host(w.mm_buffer)) return 0;
     for (const auto &[name, t] : w.mm_tensors) {
-        if (t->type != GGML_TYPE_BF16 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 2) continue;
+        if (t->type != GGML_TYPE_BF16 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 2 || !pick(t)) continue;
         if (!gemm::pack_bf16_in_place(static_cast<uint16_t *>(t->data), t->ne[1], t->ne[0])) continue;
         gemm::register_packed(t);
         w.packed.push_back(t);
@@ -214,6 +216,31 @@ int pack_conv_weights(GgufWeights &w, const std::function<bool(const std::string
         conv::pack_in_place(static_cast<float *>(t->data), t->ne[2], t->ne[1], t->ne[0]);
         conv::register_packed(t);
         w.packed.push_back(t);
+        ++n;
+    }
+    return n;
+}
+
+// Hands the 2-D linear weights of `w` in compute type `type` (the file's F32 tensors for
+// f32, the bf16 copies in mm_tensors for bf16) to oneDNN where onednn::backend_for() picks
+// it for their shape: reordered into oneDNN's layout (its own copy). A weight oneDNN cannot
+// take stays for the other kernels. Returns the count registered.
+int register_onednn_weights(GgufWeights &w, ggml_type type,
+                            const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+    int n = 0;
+    auto &set = type == GGML_TYPE_F32 ? w.tensors : w.mm_tensors;
+    ggml_backend_buffer_t buf = type == GGML_TYPE_F32 ? w.buffer : w.mm_buffer;
+    if (!buf || !ggml_backend_buffer_is_host(buf)) return 0;
+    for (const auto &[name, t] : set) {
+        if (t->type != type || !ggml_is_contiguous(t) || ggml_n_dims(t) != 2 || !pick(name, t)) continue;
+        const int64_t N = t->ne[1], K = t->ne[0];
+        if (onednn::backend_for(type, N, K) != onednn::Backend::Onednn) continue;
+        try {
+            onednn::register_weight(t, t->data, type, N, K, type);
+        } catch (const Error &) {
+            continue;
+        }
+        w.onednn_weights.push_back(t);
         ++n;
     }
     return n;
@@ -277,11 +304,18 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
     for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) make_mm_copies(*w, tt, m->dev_t2m_, linear_weight);
     // F32 token2mel on the CPU with AVX-512F: its linear weights and conv kernels packed in
     // place for the packed GEMM (packed-gemm.h; RTF_T2W_PACKED=0 keeps ggml's mul_mat).
+    // The linear weights onednn::backend_for() gives to oneDNN are registered with it first
+    // (from the plain data) and then left out of the packing.
     const bool cpu_t2m = ggml_backend_dev_type(m->dev_t2m_) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    if ((tt == GGML_TYPE_F32 || tt == GGML_TYPE_BF16) && cpu_t2m && onednn::available()) {
+        for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()})
+            m->n_onednn_ += register_onednn_weights(*w, tt, linear_weight);
+    }
+    auto not_onednn = [](const ggml_tensor *t) { return !onednn::is_registered(t); };
     if (tt == GGML_TYPE_F32 && cpu_t2m && gemm::packed_enabled()) {
         auto matrix = [&](const std::string &n, const ggml_tensor *t) {
             const bool is_weight = n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
-            return linear_weight(n, t) || (is_weight && ggml_n_dims(t) == 3);
+            return (linear_weight(n, t) || (is_weight && ggml_n_dims(t) == 3)) && not_onednn(t);
         };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix);
     }
@@ -293,7 +327,7 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
             return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
         };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) {
-            m->n_packed_ += pack_bf16_weights(*w);
+            m->n_packed_ += pack_bf16_weights(*w, not_onednn);
             if (gemm::packed_enabled()) m->n_packed_ += pack_weights(*w, conv_kernel);
         }
     }

@@ -73,6 +73,9 @@ struct GgufWeights {
     // longer a plain matrix, only ops::linear / ops::conv1d_ct may read them (they route them
     // to gemm::linear / linear_bf16). Registered with gemm::register_packed; unregistered here.
     std::vector<ggml_tensor *> packed;
+    // Linear weights handed to oneDNN at load (onednn-linear.h: reordered into its own
+    // copy; the tensor is then a handle ops::linear routes). Unregistered here.
+    std::vector<ggml_tensor *> onednn_weights;
 };
 
 // "f32" | "f16" | "bf16" | "q8_0" -> ggml type; Usage error naming `what` otherwise.
@@ -163,6 +166,9 @@ public:
     // With a bf16 token2mel on a CPU with AVX512-BF16: its bf16 linear weights (packed BF16
     // GEMM) and its F32 conv kernels.
     int packed_weights() const { return n_packed_; }
+    // token2mel's linear weights that run on oneDNN's matmul (onednn-linear.h: which ones is
+    // onednn::backend_for()'s choice per CPU, type and shape); 0 without oneDNN.
+    int onednn_weights() const { return n_onednn_; }
 
 private:
     T2wModel() = default;
@@ -171,7 +177,7 @@ private:
 
     std::string dir_;
     std::string type_t2m_ = "f32", type_voc_ = "f32";
-    int n_packed_ = 0;
+    int n_packed_ = 0, n_onednn_ = 0;
     ggml_backend_dev_t dev_t2m_ = nullptr, dev_voc_ = nullptr;
     std::unique_ptr<GgufWeights> encoder_, flow_extra_, flow_, hift_w_, prompt_w_;
     EncoderDims enc_;

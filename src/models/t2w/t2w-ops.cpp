@@ -2,12 +2,14 @@
 
 #include <cmath>
 
+#include "models/t2w/onednn-linear.h"
 #include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
 
 namespace rtf::t2w::ops {
 
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b) {
+    if (onednn::is_registered(w)) return onednn::linear(ctx, x, w, b);
     if (gemm::is_packed(w)) return w->type == GGML_TYPE_BF16 ? gemm::linear_bf16(ctx, x, w, b) : gemm::linear(ctx, x, w, b);
     ggml_tensor *y = ggml_mul_mat(ctx, w, x);
     return b ? ggml_add(ctx, y, b) : y;
