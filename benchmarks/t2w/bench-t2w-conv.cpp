@@ -3,6 +3,8 @@
 // --t2w-threads-voc):
 //   im2col   ops::conv1d_tc on a gemm-packed kernel (im2col, packed GEMM, transpose) + ggml_add
 //   direct   conv::conv1d on a conv-packed kernel, residual fused (src/models/t2w/packed-conv.h)
+//   onednn   onednn::conv1d, bf16 (src/models/t2w/onednn-conv.h: transposes + oneDNN's
+//            convolution; `--t2w-type-voc bf16`), residual fused; skipped without oneDNN
 //   ./bench-t2w-conv --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 // Args: C (channels in = out), T (frames: a steady 58-frame window gives 464 / 2320 / 6961 at
 // stages 0 / 1 / 2), K (kernel), d (dilation; pad (K·d - d)/2 keeps T), threads.
@@ -19,6 +21,8 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "models/t2w/onednn-conv.h"
+#include "models/t2w/onednn-linear.h"
 #include "models/t2w/packed-conv.h"
 #include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-dsp.h"
@@ -36,9 +40,15 @@ std::vector<float> randn(size_t n, unsigned seed) {
     return v;
 }
 
-void run(benchmark::State &st, bool direct) {
-    if (!gemm::cpu_has_avx512f()) {
+enum class Way { Im2col, Direct, Onednn };
+
+void run(benchmark::State &st, Way way) {
+    if (way != Way::Onednn && !gemm::cpu_has_avx512f()) {
         st.SkipWithError("no AVX-512F");
+        return;
+    }
+    if (way == Way::Onednn && !onednn::available()) {
+        st.SkipWithError("no oneDNN in this build");
         return;
     }
     const int64_t C = st.range(0), T = st.range(1), K = st.range(2);
@@ -58,7 +68,10 @@ void run(benchmark::State &st, bool direct) {
     std::memcpy(b->data, bv.data(), bv.size() * sizeof(float));
     std::memcpy(w->data, wv.data(), wv.size() * sizeof(float));
     ggml_tensor *y = nullptr;
-    if (direct) {
+    if (way == Way::Onednn) {
+        onednn::register_conv(w, static_cast<const float *>(w->data), C, C, K);
+        y = onednn::conv1d(ctx, x, w, b, 1, pad, d, res);
+    } else if (way == Way::Direct) {
         conv::pack_in_place(static_cast<float *>(w->data), C, C, K);
         conv::register_packed(w);
         y = conv::conv1d(ctx, x, w, b, 1, pad, d, res);
@@ -77,11 +90,13 @@ void run(benchmark::State &st, bool direct) {
         benchmark::Counter(2.0 * C * C * K * T * 1e-9 * static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
     conv::unregister_packed(w);
     gemm::unregister_packed(w);
+    onednn::unregister_conv(w);
     ggml_free(ctx);
 }
 
-void BM_im2col(benchmark::State &st) { run(st, false); }
-void BM_direct(benchmark::State &st) { run(st, true); }
+void BM_im2col(benchmark::State &st) { run(st, Way::Im2col); }
+void BM_direct(benchmark::State &st) { run(st, Way::Direct); }
+void BM_onednn_bf16(benchmark::State &st) { run(st, Way::Onednn); }
 
 // HiFT's ResBlock convs at a steady window (spec §1.8, §3.8): per stage the shortest and
 // longest kernel with their largest dilation, on 2 threads (and stage 2's K 11 on 1).
@@ -110,3 +125,4 @@ void BM_host_dsp(benchmark::State &st) {
 BENCHMARK(BM_host_dsp)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_im2col)->Apply(shapes);
 BENCHMARK(BM_direct)->Apply(shapes);
+BENCHMARK(BM_onednn_bf16)->Apply(shapes);

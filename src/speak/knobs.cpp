@@ -277,9 +277,10 @@ std::vector<KnobDef> make_table() {
                  [](SpeakConfig &c, const std::string &v) { c.t2w.type_t2m = one_of("t2w-type-t2m", v, {"f32", "f16", "bf16", "q8_0"}); },
                  [](const SpeakConfig &c) { return c.t2w.type_t2m; }});
     t.push_back({"t2w-type-voc", "", "t2w", "",
-                 "Compute type of the vocoder's convolution weights (converted at load; f32 = the reference's math)",
-                 {"f32", "f16"}, false, false, true, true,
-                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_voc = one_of("t2w-type-voc", v, {"f32", "f16"}); },
+                 "Compute type of the vocoder's convolution weights (converted at load; f32 = the reference's math; "
+                 "bf16 runs oneDNN's convolution, AMX / AVX512-BF16 picked at run time, and needs a build with oneDNN)",
+                 {"f32", "f16", "bf16"}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_voc = one_of("t2w-type-voc", v, {"f32", "f16", "bf16"}); },
                  [](const SpeakConfig &c) { return c.t2w.type_voc; }});
     t.push_back({"t2w-first-window", "", "t2w", "tokens",
                  "Tokens of an utterance's first Token2Wav window, its last 3 look-ahead (28 = the reference's "

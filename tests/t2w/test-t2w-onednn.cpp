@@ -19,7 +19,10 @@
 #include <ggml.h>
 
 #include "common/scratch-dir.h"
+#include "core/error.h"
+#include "models/t2w/onednn-conv.h"
 #include "models/t2w/onednn-linear.h"
+#include "models/t2w/packed-conv.h"
 #include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-model.h"
@@ -127,11 +130,11 @@ TEST(OnednnLinear, BuildAndSwitches) {
         EXPECT_EQ(onednn::backend_for(GGML_TYPE_BF16, 512, 512), onednn::Backend::Packed);
     }
     EnvGuard deflt("RTF_T2W_GEMM", nullptr);
-    // the per-CPU choice (onednn-linear.h): AMX takes bf16 to oneDNN; f32 fc2-sized products go
-    // to oneDNN everywhere, the rest stays on the packed GEMM
+    // the per-CPU choice (onednn-linear.h): AMX takes bf16 to oneDNN; everything else stays on
+    // the packed GEMMs
     const bool amx = onednn::isa().find("amx") != std::string::npos;
     EXPECT_EQ(onednn::backend_for(GGML_TYPE_BF16, 512, 512), amx ? onednn::Backend::Onednn : onednn::Backend::Packed);
-    EXPECT_EQ(onednn::backend_for(GGML_TYPE_F32, 512, 2048), onednn::Backend::Onednn);
+    EXPECT_EQ(onednn::backend_for(GGML_TYPE_F32, 512, 2048), onednn::Backend::Packed);
     EXPECT_EQ(onednn::backend_for(GGML_TYPE_F32, 512, 512), onednn::Backend::Packed);
 }
 
@@ -269,4 +272,117 @@ TEST(OnednnLinear, EngineOnOnednnMatchesThePackedPath) {
         const auto pa2 = a2.push(toks, true);
         EXPECT_EQ(0, std::memcmp(pa.data(), pa2.data(), pa.size() * sizeof(float))) << "not bit-identical across runs";
     }
+}
+
+// The bf16 convolution (onednn-conv.h) against the f32 contract of the direct convolution
+// (conv::conv_reference) run on the bf16-rounded kernel and input, within the reordered-sum
+// bound of its Cin·K terms: 'same' padding with dilations 1, 3, 5, kernels 3 / 7 / 11, the
+// residual fused or not, channel counts on the 16x16-tile path and off it, lengths shorter
+// than one chunk and not a multiple of 16; the ggml op on 1, 2 and 3 threads gives the bits of
+// the single-thread slice (the chunking does not move a result).
+TEST(OnednnConv, Bf16WithinTheReorderedSumBoundOnAnyThreadCount) {
+    NEED_ONEDNN();
+    struct C {
+        int64_t Cin, Cout, K, T;
+        int d;
+        bool res;
+    };
+    const C cases[] = {{64, 64, 11, 700, 5, true}, {32, 32, 3, 301, 1, false}, {16, 48, 7, 50, 3, true},
+                       {24, 8, 5, 97, 1, true},    {80, 16, 7, 260, 1, false}};
+    for (const auto &c : cases) {
+        SCOPED_TRACE("Cin " + std::to_string(c.Cin) + " Cout " + std::to_string(c.Cout) + " K " + std::to_string(c.K) +
+                     " T " + std::to_string(c.T) + " d " + std::to_string(c.d));
+        const int pad = static_cast<int>((c.K * c.d - c.d) / 2);
+        const auto w = randn(c.Cout * c.Cin * c.K, 21), x = randn(c.Cin * c.T, 22), b = randn(c.Cout, 23),
+                   r = randn(c.Cout * c.T, 24);
+        std::vector<float> wr(w.size()), xr(x.size());
+        for (size_t i = 0; i < w.size(); ++i) wr[i] = bf16_round(w[i]);
+        for (size_t i = 0; i < x.size(); ++i) xr[i] = bf16_round(x[i]);
+        conv::Geometry g;
+        g.Cin = c.Cin, g.Cout = c.Cout, g.K = c.K, g.pad = pad, g.dilation = c.d;
+        const int64_t Tout = g.out_len(c.T);
+        ASSERT_EQ(Tout, c.T);
+        std::vector<float> ref(c.Cout * Tout);
+        conv::conv_reference(wr.data(), g, xr.data(), c.T, c.T, b.data(), c.res ? r.data() : nullptr, Tout, ref.data(), Tout);
+
+        ggml_init_params ip{static_cast<size_t>((w.size() + 6 * x.size() + 6 * r.size() + b.size()) * sizeof(float)) + (8 << 20),
+                            nullptr, false};
+        ggml_context *ctx = ggml_init(ip);
+        ggml_tensor *tw = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, c.K, c.Cin, c.Cout);
+        ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, c.T, c.Cin);
+        ggml_tensor *tb = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, c.Cout);
+        ggml_tensor *tr = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, Tout, c.Cout);
+        std::memcpy(tw->data, w.data(), w.size() * sizeof(float));
+        std::memcpy(tx->data, x.data(), x.size() * sizeof(float));
+        std::memcpy(tb->data, b.data(), b.size() * sizeof(float));
+        std::memcpy(tr->data, r.data(), r.size() * sizeof(float));
+        onednn::register_conv(tw, w.data(), c.Cout, c.Cin, c.K);
+        ASSERT_TRUE(onednn::is_conv_registered(tw));
+        // the whole output on one thread, directly
+        std::vector<float> one(ref.size());
+        onednn::conv_slice(tw, x.data(), c.T, c.T, 1, pad, c.d, b.data(), c.res ? r.data() : nullptr, Tout, one.data(), Tout, 0,
+                           Tout);
+        // the bound: |err| <= 2·gamma_n·Σ|w·x| (+ the bias and residual adds' rounding)
+        const double u = std::ldexp(1.0, -24), gam = (c.Cin * c.K + 2) * u / (1 - (c.Cin * c.K + 2) * u);
+        int64_t bad = 0;
+        for (int64_t co = 0; co < c.Cout; ++co)
+            for (int64_t t = 0; t < Tout; ++t) {
+                double abs_sum = std::fabs(b[co]) + (c.res ? std::fabs(r[co * Tout + t]) : 0.0);
+                for (int64_t ci = 0; ci < c.Cin; ++ci)
+                    for (int64_t k = 0; k < c.K; ++k) {
+                        const int64_t ti = t + k * c.d - pad;
+                        if (ti >= 0 && ti < c.T) abs_sum += std::fabs(double(wr[(co * c.Cin + ci) * c.K + k]) * xr[ci * c.T + ti]);
+                    }
+                if (std::fabs(double(one[co * Tout + t]) - ref[co * Tout + t]) > 2 * gam * abs_sum + 1e-30) ++bad;
+            }
+        EXPECT_EQ(bad, 0) << "outputs outside the reordered-sum bound of the bf16 reference";
+        ggml_tensor *y = onednn::conv1d(ctx, tx, tw, tb, 1, pad, c.d, c.res ? tr : nullptr);
+        for (int threads : {1, 2, 3}) {
+            SCOPED_TRACE("threads " + std::to_string(threads));
+            std::memset(y->data, 0, ggml_nbytes(y));
+            ggml_cgraph *gf = ggml_new_graph(ctx);
+            ggml_build_forward_expand(gf, y);
+            ASSERT_EQ(ggml_graph_compute_with_ctx(ctx, gf, threads), GGML_STATUS_SUCCESS);
+            EXPECT_EQ(0, std::memcmp(y->data, one.data(), one.size() * sizeof(float)));
+        }
+        onednn::unregister_conv(tw);
+        EXPECT_FALSE(onednn::is_conv_registered(tw));
+        ggml_free(ctx);
+    }
+}
+
+// `--t2w-type-voc bf16`: without oneDNN (or switched off) a clear refusal at load; with it the
+// tiny kit's vocoder runs its convolutions on oneDNN, close to the f32 vocoder.
+TEST(OnednnConv, Bf16VocoderLoadsOrIsRefusedWithTheReason) {
+    rtf::test::ScratchDir scratch("t2w-onednn-voc");
+    const std::string dir = scratch.dir.string();
+    test::write_tiny_kit(dir);
+    {
+        EnvGuard off("RTF_T2W_ONEDNN", "0");
+        try {
+            T2wModel::load(dir, "CPU", "CPU", "f32", "bf16");
+            ADD_FAILURE() << "a bf16 vocoder loaded without oneDNN";
+        } catch (const rtf::Error &e) {
+            EXPECT_NE(std::string(e.what()).find("--t2w-type-voc bf16"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("f32 or f16"), std::string::npos) << e.what();
+        }
+    }
+    if (!onednn::available()) GTEST_SKIP() << "oneDNN is not in this build: only the refusal was checked";
+    if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: the bf16 vocoder keeps every kernel f32";
+    auto bf = T2wModel::load(dir, "CPU", "CPU", "f32", "bf16");
+    auto f32 = T2wModel::load(dir, "CPU", "CPU", "f32", "f32");
+    EXPECT_GT(bf->onednn_weights(), 0);
+    EXPECT_EQ(f32->onednn_weights(), 0);
+    std::mt19937 r(5);
+    std::vector<int32_t> toks(40);
+    for (auto &t : toks) t = static_cast<int32_t>(r() % 6561);
+    T2wConfig cfg;
+    cfg.threads_voc = 2;
+    T2wStream a(*bf, cfg), b(*f32, cfg);
+    const auto pa = a.push(toks, true), pb = b.push(toks, true);
+    ASSERT_EQ(pa.size(), pb.size());
+    double s = 0, e = 0;
+    for (size_t i = 0; i < pb.size(); ++i) s += double(pb[i]) * pb[i], e += (double(pa[i]) - pb[i]) * (double(pa[i]) - pb[i]);
+    // the tiny kit's 16/8/4-channel stages are partly off the tile path; bf16 rounding only
+    EXPECT_GT(10.0 * std::log10(s / std::max(e, 1e-30)), 25.0);
 }

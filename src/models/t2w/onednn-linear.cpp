@@ -12,10 +12,9 @@
 #include "models/t2w/packed-gemm.h"
 
 #if RTF_HAVE_DNNL
-#include <omp.h>
-
-#include <oneapi/dnnl/dnnl.hpp>
 #include <oneapi/dnnl/dnnl_debug.h>
+
+#include "models/t2w/onednn-util.h"
 #endif
 
 namespace rtf::t2w::onednn {
@@ -34,16 +33,16 @@ bool compiled() { return RTF_HAVE_DNNL != 0; }
 bool available() { return compiled() && !env_off("RTF_T2W_ONEDNN") && !env_off("RTF_T2W_PACKED"); }
 
 Backend backend_for(ggml_type type, int64_t N, int64_t K) {
-    (void)N;
+    (void)N, (void)K;
     if (!available()) return Backend::Packed;
     if (const char *v = std::getenv("RTF_T2W_GEMM")) {
         if (std::strcmp(v, "onednn") == 0) return Backend::Onednn;
         if (std::strcmp(v, "packed") == 0) return Backend::Packed;
     }
-    const std::string i = isa();
-    const bool amx = i.find("amx") != std::string::npos;
-    if (type == GGML_TYPE_BF16) return amx ? Backend::Onednn : Backend::Packed;
-    return K >= 2048 ? Backend::Onednn : Backend::Packed;
+    // Measured on the EPYC (docs/measurements.md §14, interleaved, golden workload): the packed
+    // kernels win or tie for every shape and both types there, so oneDNN is the default only
+    // where it reaches a unit ours cannot: AMX tiles for bf16.
+    return type == GGML_TYPE_BF16 && isa().find("amx") != std::string::npos ? Backend::Onednn : Backend::Packed;
 }
 
 #if RTF_HAVE_DNNL
@@ -54,17 +53,7 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-dnnl::engine &engine() {
-    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-    return e;
-}
-
-uint16_t f32_to_bf16(float f) {  // round to nearest even; NaN stays NaN (as ggml's)
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 64);
-    return static_cast<uint16_t>((u + (0x7fff + ((u >> 16) & 1))) >> 16);
-}
+using detail::engine;
 
 // One registered weight: its reordered copy and the primitives made for it so far, one per
 // row count (window shapes repeat: a handful per model).
@@ -82,14 +71,9 @@ struct Weight {
     std::map<int64_t, std::shared_ptr<Prim>> prims;
     std::vector<float> zero_bias;  // matmul's bias when the layer has none
 
-    dnnl::primitive_attr attr() const {
-        dnnl::primitive_attr a;
-        a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        return a;
-    }
     dnnl::matmul::primitive_desc make_pd(int64_t M, const memory::desc &w) const {
         const memory::desc src({M, K}, type, tag::ab), bias({1, N}, dt::f32, tag::ab), dst({M, N}, dt::f32, tag::ab);
-        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w, bias, dst), attr(), engine());
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w, bias, dst), detail::user_scratchpad(), engine());
     }
     std::shared_ptr<Prim> prim(int64_t M) {
         std::lock_guard lk(mu);
@@ -142,29 +126,17 @@ Registry &registry() {
     return r;
 }
 
-// The calling thread's scratch: oneDNN's scratchpad and the bf16 rows of x.
-struct ThreadScratch {
-    std::vector<uint8_t> pad;
-    std::vector<uint16_t> xb;
-};
-ThreadScratch &scratch() {
-    thread_local ThreadScratch s;
-    return s;
-}
-
 // x: M dense rows of K floats; y: M dense rows of N (the primitives are made for dense rows).
 void run(Weight &w, const float *x, int64_t M, const float *bias, float *y) {
     if (M <= 0) return;
-    // One thread per call: ggml's threads (or a CFG lane) already share the cores; outside an
-    // OpenMP region oneDNN would otherwise start a team of its own.
-    if (!omp_in_parallel() && omp_get_max_threads() != 1) omp_set_num_threads(1);
+    detail::single_thread();
     auto p = w.prim(M);
-    ThreadScratch &s = scratch();
+    detail::ThreadScratch &s = detail::scratch();
     if (s.pad.size() < p->scratch) s.pad.resize(p->scratch);
     const void *src = x;
     if (w.type == dt::bf16) {
         s.xb.resize(static_cast<size_t>(M * w.K));
-        for (int64_t i = 0; i < M * w.K; ++i) s.xb[i] = f32_to_bf16(x[i]);
+        for (int64_t i = 0; i < M * w.K; ++i) s.xb[i] = detail::f32_to_bf16(x[i]);
         src = s.xb.data();
     }
     const memory::desc sd({M, w.K}, w.type, tag::ab), dd({M, w.N}, dt::f32, tag::ab);
@@ -172,7 +144,7 @@ void run(Weight &w, const float *x, int64_t M, const float *bias, float *y) {
     memory sm(sd, engine(), const_cast<void *>(src)), dm(dd, engine(), y);
     memory bm({{1, w.N}, dt::f32, tag::ab}, engine(), const_cast<float *>(bias));
     memory pm({{static_cast<memory::dim>(p->scratch)}, dt::u8, tag::a}, engine(), s.pad.data());
-    thread_local dnnl::stream st(engine());
+    dnnl::stream &st = detail::thread_stream();
     p->mm.execute(st, {{DNNL_ARG_SRC, sm},
                        {DNNL_ARG_WEIGHTS, w.wmem},
                        {DNNL_ARG_BIAS, bm},

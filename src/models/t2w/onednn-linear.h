@@ -47,9 +47,9 @@ std::string isa();
 // Which kernel runs a token2mel linear layer of compute type `type` (F32 or BF16).
 enum class Backend { Packed, Onednn };
 // The default per CPU, from the measurements: AMX -> oneDNN for bf16 (the only path to
-// the tiles); otherwise the packed GEMM, except f32 products with K >= 2048 (fc2), where
-// oneDNN's K blocking keeps its rate (bench-t2w-gemm, §14). RTF_T2W_GEMM=packed|onednn
-// forces one for every shape (A/Bs). Onednn only when available().
+// the tiles); otherwise the packed GEMMs (on the EPYC they win or tie in every interleaved
+// A/B, §14). RTF_T2W_GEMM=packed|onednn forces one for every shape (A/Bs). Onednn only when
+// available().
 Backend backend_for(ggml_type type, int64_t N, int64_t K);
 
 // Reorders W (N rows of K, row n at w + n·K; `src_type` F32 or BF16 bits) into oneDNN's

@@ -24,10 +24,8 @@ void T2wConfig::validate() const {
     if (type_t2m != "f32" && type_t2m != "f16" && type_t2m != "bf16" && type_t2m != "q8_0") {
         throw_usage("--t2w-type-t2m: '" + type_t2m + "' is not a token2mel compute type; use f32, f16, bf16 or q8_0");
     }
-    if (type_voc != "f32" && type_voc != "f16") {
-        throw_usage("--t2w-type-voc: '" + type_voc +
-                    "' is not a vocoder compute type; use f32 or f16 (its convolutions go through im2col, which "
-                    "writes f32 or f16)");
+    if (type_voc != "f32" && type_voc != "f16" && type_voc != "bf16") {
+        throw_usage("--t2w-type-voc: '" + type_voc + "' is not a vocoder compute type; use f32, f16 or bf16");
     }
     if (first_window < kMinFirstWindow || first_window > kWindowTokens) {
         throw_usage("--t2w-first-window: " + std::to_string(first_window) +

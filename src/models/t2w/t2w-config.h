@@ -29,10 +29,10 @@ struct T2wConfig {
     int leading_silence = 3;
     // Compute type of the matrix weights of each part, converted once at load from the
     // files' F32: "f32" (the reference's math, default), "f16", "bf16", "q8_0" for
-    // token2mel (every linear layer of the encoder and the DiT); "f32" or "f16" for the
-    // vocoder (its convolutions run through im2col, whose CPU kernel writes f32 or f16;
-    // the transposed-conv upsamplers stay f32). Anything but f32 changes the output: report
-    // its SNR against f32 (rtf t2w does).
+    // token2mel (every linear layer of the encoder and the DiT); "f32", "f16" (im2col +
+    // ggml's mul_mat) or "bf16" (oneDNN's convolution on the CPU, onednn-conv.h; refused at
+    // load without oneDNN) for the vocoder's convolutions (the transposed-conv upsamplers stay
+    // f32). Anything but f32 changes the output: report its SNR against f32 (rtf t2w does).
     std::string type_t2m = "f32";
     std::string type_voc = "f32";
     // Tokens in an utterance's first window (its last 3 are look-ahead): 28 = the

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "models/backend-devices.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/onednn-conv.h"
 #include "models/t2w/onednn-linear.h"
 #include "models/t2w/packed-conv.h"
 #include "models/t2w/packed-gemm-bf16.h"
@@ -26,6 +27,7 @@ GgufWeights::~GgufWeights() {
         conv::unregister_packed(t);
     }
     for (const ggml_tensor *t : onednn_weights) onednn::unregister_weight(t);
+    for (const ggml_tensor *t : onednn_convs) onednn::unregister_conv(t);
     if (mm_buffer) ggml_backend_buffer_free(mm_buffer);
     if (mm_ctx) ggml_free(mm_ctx);
     if (buffer) ggml_backend_buffer_free(buffer);
@@ -246,6 +248,26 @@ int register_onednn_weights(GgufWeights &w, ggml_type type,
     return n;
 }
 
+// Hands the vocoder's conv kernels `pick` selects (3-D F32 [K, Cin, Cout]) to oneDNN's bf16
+// convolution (onednn-conv.h) where onednn::conv_pays() says it wins on this CPU. A kernel
+// left out or refused stays f32 on the direct convolution. Returns the count registered.
+int register_onednn_convs(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+    int n = 0;
+    if (!w.buffer || !ggml_backend_buffer_is_host(w.buffer)) return 0;
+    for (const auto &[name, t] : w.tensors) {
+        if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 3 || !pick(name, t)) continue;
+        if (!onednn::conv_pays(t->ne[1])) continue;
+        try {
+            onednn::register_conv(t, static_cast<const float *>(t->data), t->ne[2], t->ne[1], t->ne[0]);
+        } catch (const Error &) {
+            continue;
+        }
+        w.onednn_convs.push_back(t);
+        ++n;
+    }
+    return n;
+}
+
 std::string resolve_dir(const std::string &dir) {
     fs::path p(dir);
     if (fs::exists(p / "encoder.gguf")) return p.string();
@@ -278,8 +300,8 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
                                          const std::string &type_voc, bool with_prompt, const std::string &prompt_path) {
     const ggml_type tt = parse_compute_type(type_t2m, "--t2w-type-t2m");
     const ggml_type tv = parse_compute_type(type_voc, "--t2w-type-voc");
-    if (tv != GGML_TYPE_F32 && tv != GGML_TYPE_F16)
-        throw_usage("--t2w-type-voc: '" + type_voc + "' is not a vocoder compute type; use f32 or f16");
+    if (tv != GGML_TYPE_F32 && tv != GGML_TYPE_F16 && tv != GGML_TYPE_BF16)
+        throw_usage("--t2w-type-voc: '" + type_voc + "' is not a vocoder compute type; use f32, f16 or bf16");
     std::unique_ptr<T2wModel> m(new T2wModel());
     m->dir_ = resolve_dir(dir);
     m->dev_t2m_ = find_dev(device_t2m);
@@ -311,7 +333,7 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()})
             m->n_onednn_ += register_onednn_weights(*w, tt, linear_weight);
     }
-    auto not_onednn = [](const ggml_tensor *t) { return !onednn::is_registered(t); };
+    auto not_onednn = [](const ggml_tensor *t) { return !onednn::is_registered(t) && !onednn::is_conv_registered(t); };
     if (tt == GGML_TYPE_F32 && cpu_t2m && gemm::packed_enabled()) {
         auto matrix = [&](const std::string &n, const ggml_tensor *t) {
             const bool is_weight = n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
@@ -334,12 +356,26 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
     auto voc_conv = [](const std::string &n, const ggml_tensor *t) {
         return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 && n.rfind("ups.", 0) != 0;
     };
-    make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
+    // bf16: oneDNN's convolution (onednn-conv.h) on the CPU; a kernel it refuses stays f32
+    // on the direct convolution below. No ggml bf16 copies: nothing else reads them.
+    const bool cpu_voc = ggml_backend_dev_type(m->dev_voc_) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    if (tv == GGML_TYPE_BF16) {
+        if (!cpu_voc || !onednn::available())
+            throw_usage(std::string("--t2w-type-voc bf16: needs the CPU device and oneDNN (") +
+                        (!onednn::compiled() ? "this build has no oneDNN: install libdnnl-dev and rebuild"
+                                             : "switched off by RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0") +
+                        "); use f32 or f16");
+        m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv);
+    } else {
+        make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
+    }
     // The F32 vocoder's convolution kernels: for the direct convolution (packed-conv.h), or
     // with RTF_T2W_CONV=0 for im2col + the packed GEMM (ops::conv1d_tc). The transposed
     // convolutions ("ups.") are packed by the Vocoder itself.
-    if (tv == GGML_TYPE_F32 && ggml_backend_dev_type(m->dev_voc_) == GGML_BACKEND_DEVICE_TYPE_CPU && gemm::packed_enabled())
-        m->n_packed_ += conv::enabled() ? pack_conv_weights(*m->hift_w_, voc_conv) : pack_weights(*m->hift_w_, voc_conv);
+    auto voc_f32_conv = [&](const std::string &n, const ggml_tensor *t) { return voc_conv(n, t) && not_onednn(t); };
+    if ((tv == GGML_TYPE_F32 || tv == GGML_TYPE_BF16) && cpu_voc && gemm::packed_enabled())
+        m->n_packed_ +=
+            conv::enabled() ? pack_conv_weights(*m->hift_w_, voc_f32_conv) : pack_weights(*m->hift_w_, voc_f32_conv);
     return m;
 }
 

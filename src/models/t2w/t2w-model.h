@@ -76,6 +76,8 @@ struct GgufWeights {
     // Linear weights handed to oneDNN at load (onednn-linear.h: reordered into its own
     // copy; the tensor is then a handle ops::linear routes). Unregistered here.
     std::vector<ggml_tensor *> onednn_weights;
+    // Vocoder conv kernels handed to oneDNN's bf16 convolution (onednn-conv.h). Unregistered here.
+    std::vector<ggml_tensor *> onednn_convs;
 };
 
 // "f32" | "f16" | "bf16" | "q8_0" -> ggml type; Usage error naming `what` otherwise.
@@ -166,8 +168,9 @@ public:
     // With a bf16 token2mel on a CPU with AVX512-BF16: its bf16 linear weights (packed BF16
     // GEMM) and its F32 conv kernels.
     int packed_weights() const { return n_packed_; }
-    // token2mel's linear weights that run on oneDNN's matmul (onednn-linear.h: which ones is
-    // onednn::backend_for()'s choice per CPU, type and shape); 0 without oneDNN.
+    // Weights that run on oneDNN: token2mel's linear weights on its matmul (onednn-linear.h:
+    // onednn::backend_for()'s choice per CPU and type) and, with a bf16 vocoder, its conv
+    // kernels on its convolution (onednn-conv.h); 0 without oneDNN.
     int onednn_weights() const { return n_onednn_; }
 
 private:

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "models/t2w/onednn-conv.h"
 #include "models/t2w/packed-conv.h"
 #include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-backend.h"
@@ -20,10 +21,13 @@ namespace {
 constexpr size_t kMaxNodes = 8192;  // the first length's decoder graph; later ones are sized by it
 const int kDilations[3] = {1, 3, 5};
 
-// A conv1d of the "tc" layout (+ res when given): the direct convolution on a kernel packed
-// for it at load (packed-conv.h, residual add fused), else im2col + product (ops::conv1d_tc).
+// A conv1d of the "tc" layout (+ res when given): oneDNN's bf16 convolution on a kernel
+// registered with it at load (onednn-conv.h, a bf16 vocoder), the direct convolution on a
+// kernel packed for it (packed-conv.h), both with the residual add fused; else im2col +
+// product (ops::conv1d_tc).
 ggml_tensor *conv1d_tc(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int stride, int pad, int dilation,
                        ggml_tensor *res = nullptr) {
+    if (onednn::is_conv_registered(w)) return onednn::conv1d(ctx, x, w, b, stride, pad, dilation, res);
     if (conv::is_packed(w)) return conv::conv1d(ctx, x, w, b, stride, pad, dilation, res);
     ggml_tensor *y = ops::conv1d_tc(ctx, x, w, b, stride, pad, dilation);
     return res ? ggml_add(ctx, y, res) : y;
@@ -72,7 +76,8 @@ Vocoder::Vocoder(const T2wModel &model, const T2wConfig &cfg) : m_(model) {
         // the direct kernels are on when the model packed conv kernels for them (at load:
         // AVX-512F, RTF_T2W_PACKED and RTF_T2W_CONV not "0")
         bool direct = false;
-        for (const auto &kv : m_.hift().tensors) direct = direct || conv::is_packed(kv.second);
+        for (const auto &kv : m_.hift().tensors)
+            direct = direct || conv::is_packed(kv.second) || onednn::is_conv_registered(kv.second);
         ggml_init_params ip{ggml_tensor_overhead() * static_cast<size_t>(hd.n_stages + 1), nullptr, true};
         packed_ctx_ = ggml_init(ip);
         std::vector<std::vector<float>> packed;

@@ -1,0 +1,58 @@
+#pragma once
+// What the oneDNN kernels of the t2w engine share (onednn-linear.cpp, onednn-conv.cpp; only
+// compiled with RTF_HAVE_DNNL): the CPU engine, bf16 rounding, and the calling thread's
+// scratch and stream. Every call runs single-threaded on its caller (ggml's thread or a
+// CFG lane), with a user scratchpad, so concurrent graphs never share oneDNN state.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace rtf::t2w::onednn::detail {
+
+inline dnnl::engine &engine() {
+    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+    return e;
+}
+
+inline dnnl::stream &thread_stream() {
+    thread_local dnnl::stream s(engine());
+    return s;
+}
+
+// Round to nearest even; NaN stays NaN (as ggml's F32 -> BF16 conversion).
+inline uint16_t f32_to_bf16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 64);
+    return static_cast<uint16_t>((u + (0x7fff + ((u >> 16) & 1))) >> 16);
+}
+
+// The calling thread's buffers: oneDNN's scratchpad, an input copy (bf16 or transposed), an
+// output buffer.
+struct ThreadScratch {
+    std::vector<uint8_t> pad;
+    std::vector<uint16_t> xb;
+    std::vector<float> xf, yf;
+};
+inline ThreadScratch &scratch() {
+    thread_local ThreadScratch s;
+    return s;
+}
+
+// One thread per call: outside an OpenMP region oneDNN would start a team of its own on
+// cores ggml's threads or the other CFG lane already use.
+inline void single_thread() {
+    if (!omp_in_parallel() && omp_get_max_threads() != 1) omp_set_num_threads(1);
+}
+
+inline dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+}
+
+}  // namespace rtf::t2w::onednn::detail
