@@ -9,6 +9,7 @@
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "core/parse.h"
+#include "models/t2w/onednn-linear.h"
 #include "speak/knobs.h"
 
 namespace rtf::bench {
@@ -226,6 +227,9 @@ std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
     add(1, "t2w-type-t2m", "bf16", "t2w");
     add(1, "t2w-type-t2m", "f16", "t2w");
     add(1, "t2w-type-voc", "f16", "t2w");
+    if (t2w::onednn::available()) add(1, "t2w-type-voc", "bf16", "t2w");  // oneDNN's convolution (onednn-conv.h)
+    add(1, "tts-weight-type", "q8_0", "tts");
+    add(1, "llm-weight-type", "q8_0", "llm");
     add(1, "llm-kv-type", "q8_0", "llm");
     add(1, "tts-kv-type", "q8_0", "tts");
     // 2 pipeline

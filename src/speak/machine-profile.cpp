@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "models/t2w/onednn-linear.h"
 #include "speak/knobs.h"
 
 namespace rtf::speak {
@@ -24,6 +25,8 @@ ProfileChoice choice(const std::string &knob, const std::string &value, const st
 
 }  // namespace
 
+bool onednn_available() { return t2w::onednn::available(); }
+
 ProfileMode parse_profile_mode(const std::string &v, const std::string &flag) {
     if (v == "auto") return ProfileMode::automatic;
     if (v == "exact") return ProfileMode::exact;
@@ -43,7 +46,7 @@ std::string to_string(ProfileMode m) {
 
 // The built-in table. Every row names the measurement that put it there and the CPU it was
 // measured on; a CPU class without a verified choice gets none (the plain defaults).
-std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu) {
+std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn) {
     std::vector<ProfileChoice> c;
     const std::string isa = cpu.isa_class();
     if (isa == "avx512-bf16") {
@@ -57,18 +60,29 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu) {
                            "gapless_start_ms 2680/2777 vs 2929/2900 (docs/measurements.md §13)",
                            "TTS code distribution KL 0.00074 nats mean, top-1 100 % teacher-forced vs F16 (lines: <= 0.01, "
                            ">= 98 %; TtsGolden.C8); twin weights: twin-only evidence"));
+        // The vocoder's convolutions in bf16 on oneDNN (onednn-conv.h): only in a build with it.
+        if (onednn)
+            c.push_back(choice("t2w-type-voc", "bf16",
+                               "AMD EPYC Zen 4, 2 cores: vocoder 91 vs 156 ms per window, Token2Wav RTF 0.569 with bf16 "
+                               "token2mel vs 0.647 (docs/measurements.md §14)",
+                               "vocoder PCM SNR 36.1 dB vs the f32 vocoder on the same mel (line: >= 30 dB; mel "
+                               "unchanged); twin weights: twin-only evidence"));
         // Not here: --first-audio-priority. It cuts first audio (2488 -> 1828 ms) but the
         // listener waits longer for gap-free playback (gapless_start_ms 2929 -> 3105 ms, §13).
     } else if (isa == "amx") {
         // Intel Xeon with AMX: VDPBF16PS peaks at half the f32 FMA rate there, so our bf16
-        // token2mel kernel is the slow choice (issue 29 §2); the reference math stays.
+        // token2mel kernel is the slow choice (issue 29 §2); the reference math stays. A bf16
+        // token2mel now runs on oneDNN's AMX matmul there (onednn-linear.h), but no rtfkit run
+        // on a Xeon has measured it yet: it enters this row when one does (or `rtf tune` on
+        // that machine keeps it, which overrides this row).
         c.push_back(choice("t2w-type-t2m", "f32",
                            "Intel Xeon (AMX), 2 cores: bf16 token2mel 618 vs f32 545 ms per window (issue 29 §2)"));
     }
     return c;
 }
 
-MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const std::optional<TunedRow> &tuned) {
+MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const std::optional<TunedRow> &tuned,
+                              bool onednn) {
     MachineProfile p;
     p.mode = mode;
     p.cpu = cpu;
@@ -91,7 +105,7 @@ MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const st
     p.name = cpu.isa_class() + (mode == ProfileMode::exact ? " exact" : "");
     p.source = "built-in for " + (cpu.model.empty() ? std::string("this CPU") : cpu.model) + " (" + cpu.flags_text() +
                ", " + std::to_string(cpu.n_cpus) + " CPUs)";
-    for (auto &c : builtin_choices(cpu))
+    for (auto &c : builtin_choices(cpu, onednn))
         if (mode != ProfileMode::exact || !c.changes_math) p.choices.push_back(std::move(c));
     if (mode == ProfileMode::exact) p.source += ", math-changing choices left out";
     return p;

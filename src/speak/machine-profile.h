@@ -62,12 +62,17 @@ struct MachineProfile {
     nlohmann::json to_json() const;
 };
 
-// The built-in choices for a CPU (no history): the table in machine-profile.cpp.
-std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu);
+// Whether this build's oneDNN kernels are available (t2w::onednn::available()).
+bool onednn_available();
+
+// The built-in choices for a CPU (no history): the table in machine-profile.cpp. `onednn`:
+// the build has oneDNN and it is on (t2w::onednn::available()); choices that run on it need it.
+std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn);
 
 // The profile for `mode` on `cpu`; `tuned` (when given and mode is automatic) replaces the
 // built-in choices. Under `exact`, math-changing choices are dropped (from either source).
-MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const std::optional<TunedRow> &tuned);
+MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const std::optional<TunedRow> &tuned,
+                              bool onednn = onednn_available());
 
 // Applies the profile's choices to `cfg`, except knobs named in `user_set` (flags, --config);
 // records what it applied in `p.applied`. Throws rtf::Error(Usage) when a tuned row names a

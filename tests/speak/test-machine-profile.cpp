@@ -44,9 +44,13 @@ TEST(CpuFeatures, ParseAndClass) {
 }
 
 TEST(MachineProfile, BuiltInChoicesFollowTheCpu) {
-    const auto epyc = select_profile(ProfileMode::automatic, kEpyc, std::nullopt);
-    const auto xeon = select_profile(ProfileMode::automatic, kXeon, std::nullopt);
-    const auto avx2 = select_profile(ProfileMode::automatic, kAvx2, std::nullopt);
+    const auto epyc = select_profile(ProfileMode::automatic, kEpyc, std::nullopt, true);
+    const auto xeon = select_profile(ProfileMode::automatic, kXeon, std::nullopt, true);
+    const auto avx2 = select_profile(ProfileMode::automatic, kAvx2, std::nullopt, true);
+    // the bf16 vocoder runs on oneDNN: chosen only in a build that has it
+    EXPECT_EQ(applied_value(epyc, "t2w-type-voc"), "bf16");
+    EXPECT_EQ(applied_value(select_profile(ProfileMode::automatic, kEpyc, std::nullopt, false), "t2w-type-voc"), "f32");
+    EXPECT_EQ(applied_value(xeon, "t2w-type-voc"), "f32");
     // bf16 token2mel where VDPBF16PS is fast and there is no AMX; the reference's f32 on the
     // AMX Xeon, where our bf16 kernel measured slower
     EXPECT_EQ(applied_value(epyc, "t2w-type-t2m"), "bf16");
@@ -75,9 +79,10 @@ TEST(MachineProfile, BuiltInChoicesFollowTheCpu) {
 }
 
 TEST(MachineProfile, ExactKeepsTheMathAndNoneIsTheDefaults) {
-    const auto exact = select_profile(ProfileMode::exact, kEpyc, std::nullopt);
+    const auto exact = select_profile(ProfileMode::exact, kEpyc, std::nullopt, true);
     for (const auto &c : exact.choices) EXPECT_FALSE(c.changes_math) << c.knob;
     EXPECT_EQ(applied_value(exact, "t2w-type-t2m"), "f32");
+    EXPECT_EQ(applied_value(exact, "t2w-type-voc"), "f32");
     const auto none = select_profile(ProfileMode::none, kEpyc, std::nullopt);
     EXPECT_TRUE(none.choices.empty());
     SpeakConfig c = default_config();

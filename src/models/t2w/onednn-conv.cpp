@@ -62,6 +62,7 @@ struct ConvWeight {
         dnnl::convolution_forward cv;
         memory w;  // wmem, or a private reorder when this geometry wanted another layout
         size_t scratch = 0;
+        std::string impl;  // "bf16 conv <oneDNN's impl string>"
     };
     // per (stride, dilation): a valid (unpadded) convolution of kChunk output times
     std::map<std::pair<int, int>, std::shared_ptr<Prim>> prims;
@@ -104,6 +105,7 @@ struct ConvWeight {
         }
         np->cv = dnnl::convolution_forward(pd);
         np->scratch = pd.scratchpad_desc().get_size();
+        np->impl = std::string("bf16 conv ") + pd.impl_info_str();
         p = np;
         return p;
     }
@@ -257,6 +259,7 @@ void slice(ConvWeight &w, const float *x, int64_t ldx, int64_t Tin, int stride, 
                       {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, p->w}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}, {DNNL_ARG_SCRATCHPAD, pm}});
     }
     st.wait();
+    record_impl(p->impl);
     // channels-last outputs [t0, t1) -> "tc", + res
     for (int64_t tb = t0; tb < t1; tb += 16) {
         const int64_t te = std::min<int64_t>(t1, tb + 16);

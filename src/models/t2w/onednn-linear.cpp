@@ -235,6 +235,7 @@ ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
 }
 
 std::vector<ImplCount> impls_used() { return registry().calls(); }
+void record_impl(const std::string &impl) { registry().count(impl); }
 
 void matmul(const ggml_tensor *key, const float *x, int64_t M, const float *bias, float *y) {
     Weight *wt = registry().find(key);
@@ -255,6 +256,7 @@ ggml_tensor *linear(ggml_context *, ggml_tensor *, ggml_tensor *, ggml_tensor *)
     throw_runtime("onednn::linear: not compiled in");
 }
 std::vector<ImplCount> impls_used() { return {}; }
+void record_impl(const std::string &) {}
 void matmul(const ggml_tensor *, const float *, int64_t, const float *, float *) {
     throw_runtime("onednn::matmul: not compiled in");
 }

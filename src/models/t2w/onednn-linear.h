@@ -71,6 +71,8 @@ struct ImplCount {
     int64_t calls = 0;
 };
 std::vector<ImplCount> impls_used();
+// Counts one call of `impl` (onednn-conv.cpp records its convolutions here too).
+void record_impl(const std::string &impl);
 
 // Direct use (tests, benchmarks): y (M dense rows of N) = W·x (+ b; null = none), x M dense
 // rows of K, through the registered weight `key`, on the calling thread.
