@@ -19,6 +19,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "models/t2w/bf16-round.h"
 #include "models/t2w/packed-gemm-bf16.h"
 
 using namespace rtf::t2w;
@@ -166,4 +167,30 @@ TEST(PackedGemmBf16, GgmlOpMatchesReferenceAndGgmlBf16MulMat) {
         EXPECT_LT(max_err, 1e-3) << "nth=" << nth;  // same bf16 inputs, another summation order
     }
     ggml_free(ctx);
+}
+
+// The op's own rounding of the activations (bf16-round.h) gives ggml's F32 -> BF16 bits on
+// every kind of value: ties to even both ways, the largest finite values (to inf), inf, NaN
+// (quiet), denormals, signed zeros; lengths off the 16-lane step.
+TEST(PackedGemmBf16, ActivationRoundingIsGgmlsBitForBit) {
+    std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.5f, 3.4028235e38f, -3.4028235e38f, INFINITY, -INFINITY, NAN, -NAN,
+                            1e-40f, -1e-42f, 1.17549435e-38f};
+    for (uint32_t u : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu, 0x7fc00001u, 0x7f800001u, 0xff800001u, 0x00008000u}) {
+        float f;
+        std::memcpy(&f, &u, 4);
+        v.push_back(f);
+    }
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<uint32_t> bits;
+    while (v.size() < 16 * 40 + 7) {
+        const uint32_t u = bits(rng);
+        float f;
+        std::memcpy(&f, &u, 4);
+        v.push_back(f);
+    }
+    for (size_t n : {v.size(), size_t{15}, size_t{16}, size_t{33}}) {
+        std::vector<uint16_t> got(n);
+        round_to_bf16(v.data(), got.data(), static_cast<int64_t>(n));
+        for (size_t i = 0; i < n; ++i) EXPECT_EQ(got[i], ggml_fp32_to_bf16(v[i]).bits) << "value #" << i << " = " << v[i];
+    }
 }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "models/t2w/bf16-round.h"
 #include "models/t2w/packed-gemm.h"
 
 #if RTF_HAVE_DNNL
@@ -136,7 +137,7 @@ void run(Weight &w, const float *x, int64_t M, const float *bias, float *y) {
     const void *src = x;
     if (w.type == dt::bf16) {
         s.xb.resize(static_cast<size_t>(M * w.K));
-        for (int64_t i = 0; i < M * w.K; ++i) s.xb[i] = detail::f32_to_bf16(x[i]);
+        round_to_bf16(x, s.xb.data(), M * w.K);
         src = s.xb.data();
     }
     const memory::desc sd({M, w.K}, w.type, tag::ab), dd({M, w.N}, dt::f32, tag::ab);

@@ -11,6 +11,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "models/t2w/bf16-round.h"
+
 namespace rtf::t2w::onednn::detail {
 
 inline dnnl::engine &engine() {
@@ -23,13 +25,7 @@ inline dnnl::stream &thread_stream() {
     return s;
 }
 
-// Round to nearest even; NaN stays NaN (as ggml's F32 -> BF16 conversion).
-inline uint16_t f32_to_bf16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 64);
-    return static_cast<uint16_t>((u + (0x7fff + ((u >> 16) & 1))) >> 16);
-}
+using t2w::f32_to_bf16;  // bf16-round.h
 
 // The calling thread's buffers: oneDNN's scratchpad, an input copy (bf16 or transposed), an
 // output buffer.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/t2w/bf16-round.h"
 #include "models/t2w/packed-gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -132,22 +133,25 @@ void gemm_bf16_reference(const uint16_t *w, int64_t N, int64_t K, const uint16_t
 
 namespace {
 
-// dst->src = {x (BF16, contiguous rows), W (packed BF16), b?}.
+// dst->src = {x (F32, contiguous rows), W (packed BF16), b?}. Each thread rounds x to bf16
+// itself (bf16-round.h: the bits of ggml's F32 -> BF16 copy, 16 lanes at a time), into its
+// own buffer, then runs its share of the output blocks.
 void linear_bf16_op(ggml_tensor *dst, int ith, int nth, void *) {
     const ggml_tensor *x = dst->src[0], *w = dst->src[1], *b = dst->src[2];
     const int64_t K = w->ne[0], N = w->ne[1];
     const int64_t M = x->ne[1] * x->ne[2] * x->ne[3];
-    gemm_bf16(static_cast<const uint16_t *>(w->data), N, K, static_cast<const uint16_t *>(x->data),
-              x->nb[1] / sizeof(uint16_t), M, b ? static_cast<const float *>(b->data) : nullptr,
+    thread_local std::vector<uint16_t> xb;
+    xb.resize(static_cast<size_t>(M * K));
+    round_to_bf16(static_cast<const float *>(x->data), xb.data(), M * K);
+    gemm_bf16(static_cast<const uint16_t *>(w->data), N, K, xb.data(), K, M, b ? static_cast<const float *>(b->data) : nullptr,
               static_cast<float *>(dst->data), dst->nb[1] / sizeof(float), ith, nth);
 }
 
 }  // namespace
 
 ggml_tensor *linear_bf16(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
-    // ggml's F32 -> BF16 copy rounds to nearest even, as its own bf16 mul_mat does to src1.
-    ggml_tensor *xb = ggml_cpy(ctx, x, ggml_new_tensor(ctx, GGML_TYPE_BF16, GGML_MAX_DIMS, x->ne));
-    ggml_tensor *args[3] = {xb, w_packed, b};
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    ggml_tensor *args[3] = {x, w_packed, b};
     return ggml_custom_4d(ctx, GGML_TYPE_F32, w_packed->ne[1], x->ne[1], x->ne[2], x->ne[3], args, b ? 3 : 2,
                           linear_bf16_op, GGML_N_TASKS_MAX, nullptr);
 }

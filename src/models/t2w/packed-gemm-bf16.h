@@ -12,8 +12,8 @@
 //
 //   W  ggml ne = [K, N] BF16, K even
 //   packed  element ((p·K/2 + kk)·16 + j)·2 + e = W[16p + j][2kk + e]  (N % 16 == 0)
-//   x  BF16 rows m = 0..M-1 of K (the activations rounded to bf16, nearest-even, by ggml's
-//      F32 -> BF16 copy, as ggml's own bf16 mul_mat does)
+//   x  BF16 rows m = 0..M-1 of K (the activations rounded to bf16, nearest-even, by the op
+//      itself (bf16-round.h): the bits ggml's F32 -> BF16 copy and its own bf16 mul_mat give)
 //   y[m][n] = Σ_k W[n][k]·x[m][k] (+ b[n]) in F32
 //
 // Numerics: VDPBF16PS adds, per pair, the odd product and then the even one to the F32
@@ -46,7 +46,7 @@ void gemm_bf16(const uint16_t *packed, int64_t N, int64_t K, const uint16_t *x, 
 void gemm_bf16_reference(const uint16_t *w, int64_t N, int64_t K, const uint16_t *x, int64_t ldx, int64_t M,
                          const float *bias, float *y, int64_t ldy);
 
-// ggml ops: x (F32, ne = [K, M, ...]) is copied to BF16 by ggml, then y = W·x + b with W a
+// ggml ops: x (F32, ne = [K, M, ...]) is rounded to BF16 by the op, then y = W·x + b with W a
 // BF16 weight packed in place (registered with register_packed()). Returns F32 [N, M, ...].
 ggml_tensor *linear_bf16(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b);
 
