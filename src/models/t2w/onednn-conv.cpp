@@ -80,6 +80,7 @@ struct ConvWeight {
     int64_t chunk_input(int stride, int dil) const { return (kChunk - 1) * stride + static_cast<int64_t>(dil) * (K - 1) + 1; }
 
     std::shared_ptr<Prim> prim(int stride, int dil) {
+        detail::single_thread();
         std::lock_guard lk(mu);
         auto &p = prims[{stride, dil}];
         if (p) return p;
@@ -351,7 +352,9 @@ ggml_tensor *conv1d(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
     int n = 2;
     if (b) args[n++] = b;
     if (res) args[n++] = res;
-    return ggml_custom_4d(ctx, GGML_TYPE_F32, Tout, cw->Cout, 1, 1, args, n, conv_op, GGML_N_TASKS_MAX, g);
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, Tout, cw->Cout, 1, 1, args, n, conv_op, GGML_N_TASKS_MAX, g);
+    ggml_set_name(y, "rtf:onednn-conv-bf16");
+    return y;
 }
 
 void conv_slice(const ggml_tensor *key, const float *x, int64_t ldx, int64_t Tin, int stride, int pad, int dilation,

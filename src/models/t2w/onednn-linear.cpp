@@ -77,6 +77,7 @@ struct Weight {
         return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w, bias, dst), detail::user_scratchpad(), engine());
     }
     std::shared_ptr<Prim> prim(int64_t M) {
+        detail::single_thread();
         std::lock_guard lk(mu);
         auto &p = prims[M];
         if (!p) {
@@ -205,6 +206,7 @@ void register_weight(const ggml_tensor *key, const void *w, ggml_type src_type, 
     wt->zero_bias.assign(static_cast<size_t>(N), 0.0f);
     try {
         // the layout is chosen once, for a window-sized product, and kept for every row count
+        detail::single_thread();
         const memory::desc any({K, N}, wt->type, tag::any);
         auto pd = wt->make_pd(64, any);
         wt->wdesc = pd.weights_desc();
@@ -231,8 +233,10 @@ ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
     if (x->type != GGML_TYPE_F32 || x->ne[0] != wt->K) throw_runtime("onednn::linear: x is not F32 [K, ...]");
     if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
     ggml_tensor *args[3] = {x, w, b};
-    return ggml_custom_4d(ctx, GGML_TYPE_F32, wt->N, x->ne[1], x->ne[2], x->ne[3], args, b ? 3 : 2, linear_op,
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, wt->N, x->ne[1], x->ne[2], x->ne[3], args, b ? 3 : 2, linear_op,
                           GGML_N_TASKS_MAX, wt);
+    ggml_set_name(y, wt->type == dt::bf16 ? "rtf:onednn-matmul-bf16" : "rtf:onednn-matmul-f32");
+    return y;
 }
 
 std::vector<ImplCount> impls_used() { return registry().calls(); }

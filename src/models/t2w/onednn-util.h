@@ -40,7 +40,9 @@ inline ThreadScratch &scratch() {
 }
 
 // One thread per call: outside an OpenMP region oneDNN would start a team of its own on
-// cores ggml's threads or the other CFG lane already use.
+// cores ggml's threads or the other CFG lane already use. Also before a primitive is made:
+// oneDNN fixes its thread count then (omp_get_max_threads()) and asks for that many at every
+// execution, whatever the caller's setting is by then.
 inline void single_thread() {
     if (!omp_in_parallel() && omp_get_max_threads() != 1) omp_set_num_threads(1);
 }

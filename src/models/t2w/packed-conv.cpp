@@ -307,8 +307,10 @@ ggml_tensor *conv1d(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
     int n = 2;
     if (b) args[n++] = b;
     if (res) args[n++] = res;
-    return ggml_custom_4d(ctx, GGML_TYPE_F32, Tout, g.Cout, 1, 1, args, n, conv_op, GGML_N_TASKS_MAX,
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, Tout, g.Cout, 1, 1, args, n, conv_op, GGML_N_TASKS_MAX,
                           reinterpret_cast<void *>(encode(stride, pad, dilation, b != nullptr, res != nullptr)));
+    ggml_set_name(y, "rtf:direct-conv-f32");
+    return y;
 }
 
 }  // namespace rtf::t2w::conv

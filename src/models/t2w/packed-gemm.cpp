@@ -202,8 +202,10 @@ void linear_op(ggml_tensor *dst, int ith, int nth, void *) {
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
     if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
     ggml_tensor *args[3] = {x, w_packed, b};
-    return ggml_custom_4d(ctx, GGML_TYPE_F32, w_packed->ne[1], x->ne[1], x->ne[2], x->ne[3], args, b ? 3 : 2, linear_op,
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, w_packed->ne[1], x->ne[1], x->ne[2], x->ne[3], args, b ? 3 : 2, linear_op,
                           GGML_N_TASKS_MAX, nullptr);
+    ggml_set_name(y, "rtf:packed-gemm-f32");
+    return y;
 }
 
 }  // namespace rtf::t2w::gemm

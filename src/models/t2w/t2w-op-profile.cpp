@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -19,6 +20,9 @@ std::map<std::pair<std::string, std::string>, OpStat> g_stats;
 std::string op_name(const ggml_tensor *t) {
     std::string s = ggml_op_desc(t);
     if (t->op == GGML_OP_MUL_MAT && t->src[0]) s += std::string("(") + ggml_type_name(t->src[0]->type) + ")";
+    // our kernels' custom ops carry their name (packed GEMMs, direct conv, oneDNN's): which
+    // implementation did the work, per op class
+    if (t->op == GGML_OP_CUSTOM && std::strncmp(t->name, "rtf:", 4) == 0) s += std::string("(") + (t->name + 4) + ")";
     return s;
 }
 }  // namespace
