@@ -108,6 +108,13 @@ int run_t2w(const T2wOptions &o) {
     t2w::T2wProfile prof;
     const auto t_init = std::chrono::steady_clock::now();
     auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc, cfg.type_t2m, cfg.type_voc, true, o.prompt_cache);
+    // one line: which kernels run the products (and why oneDNN does not, when it does not)
+    std::cerr << "t2w: kernels: " << model->packed_weights() << " weights on our packed kernels, " << model->onednn_weights()
+              << " on oneDNN";
+    if (!t2w::onednn::compiled()) std::cerr << " (not in this build: install libdnnl-dev and rebuild)";
+    else if (!t2w::onednn::available()) std::cerr << " (switched off: RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0)";
+    else std::cerr << " " << t2w::onednn::version() << ", ISA " << t2w::onednn::isa();
+    std::cerr << "\n";
     t2w::T2wStream stream(*model, cfg);
     const auto t_warm = std::chrono::steady_clock::now();
     stream.warm(!std::getenv("RTF_T2W_WARM_RUN") || std::string(std::getenv("RTF_T2W_WARM_RUN")) != "0");  // as the speak path does at load: no window pays graph set-up

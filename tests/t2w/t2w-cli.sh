@@ -5,7 +5,7 @@ KITGEN="$(dirname "$RTF")/t2w-tiny-kit"
 [[ -x "$KITGEN" ]] || { echo "missing $KITGEN"; exit 1; }
 "$KITGEN" "$TMP/kit/token2wav-gguf" || exit 1
 
-expect_rc 0 "windows" -- t2w --models "$TMP/kit" --random 60 --seed 1 -o "$TMP/a.wav" --json "$TMP/a.json"
+expect_rc 0 "kernels: [0-9]+ weights on our packed kernels" -- t2w --models "$TMP/kit" --random 60 --seed 1 -o "$TMP/a.wav" --json "$TMP/a.json"
 [[ -s "$TMP/a.wav" ]] || { echo "FAIL: no wav"; fails=$((fails+1)); }
 grep -q '"finite": true' "$TMP/a.json" || { echo "FAIL: json lacks finite=true"; fails=$((fails+1)); }
 expect_rc 0 "" -- t2w --models "$TMP/kit/token2wav-gguf" --random 30 -o "$TMP/b.wav" --no-cfg --t2w-threads-t2m 1 --t2w-threads-voc 1 --chunk 7
@@ -25,4 +25,13 @@ cp "$TMP/kit/token2wav-gguf/"*.gguf "$TMP/broken/"
 echo garbage > "$TMP/broken/hifigan2.gguf"
 expect_rc 1 "hifigan2.gguf" -- t2w --models "$TMP/broken" --random 5 -o "$TMP/d.wav"
 expect_rc 1 "encoder.gguf" -- t2w --models "$TMP/nowhere" --random 5 -o "$TMP/d.wav"
+# the bf16 vocoder runs on oneDNN: with it switched off, a refusal that says why and what to use
+RTF_T2W_ONEDNN=0 expect_rc 1 "t2w-type-voc bf16: needs .*use f32 or f16" -- t2w --models "$TMP/kit" --random 5 --t2w-type-voc bf16 -o "$TMP/d.wav"
+export -n RTF_T2W_ONEDNN 2>/dev/null; unset RTF_T2W_ONEDNN
+python3 - "$TMP/a.json" <<'PY' && echo "ok: kernels in the JSON" || { echo "FAIL: kernels in the JSON"; fails=$((fails+1)); }
+import json, sys
+k = json.load(open(sys.argv[1]))["kernels"]
+assert {"packed_weights", "onednn_weights", "onednn"} <= set(k), k
+assert {"compiled", "available", "version", "isa", "impls"} <= set(k["onednn"]), k
+PY
 finish

@@ -21,6 +21,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/randn.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
 #include "models/t2w/packed-conv.h"
@@ -35,13 +36,7 @@ using namespace rtf::t2w;
 
 namespace {
 
-std::vector<float> randn(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto &x : v) x = d(rng);
-    return v;
-}
+using rtf::test::randn;
 
 bool bit_equal(const std::vector<float> &a, const std::vector<float> &b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

@@ -18,6 +18,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/randn.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
 #include "models/t2w/onednn-conv.h"
@@ -33,13 +34,7 @@ using namespace rtf::t2w;
 
 namespace {
 
-std::vector<float> randn(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto &x : v) x = d(rng);
-    return v;
-}
+using rtf::test::randn;
 
 float bf16_round(float f) { return ggml_bf16_to_fp32(ggml_fp32_to_bf16(f)); }
 

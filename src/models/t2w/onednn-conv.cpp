@@ -118,26 +118,7 @@ struct Geometry {
     bool has_b, has_res;  // the op's sources are {x, W, b?, res?} packed densely
 };
 
-class Registry {
-public:
-    void add(const ggml_tensor *k, std::unique_ptr<ConvWeight> w) {
-        std::unique_lock lk(mu_);
-        map_[k] = std::move(w);
-    }
-    void remove(const ggml_tensor *k) {
-        std::unique_lock lk(mu_);
-        map_.erase(k);
-    }
-    ConvWeight *find(const ggml_tensor *k) const {
-        std::shared_lock lk(mu_);
-        auto it = map_.find(k);
-        return it == map_.end() ? nullptr : it->second.get();
-    }
-
-private:
-    mutable std::shared_mutex mu_;
-    std::unordered_map<const ggml_tensor *, std::unique_ptr<ConvWeight>> map_;
-};
+using Registry = detail::OwnedRegistry<ConvWeight>;
 
 Registry &registry() {
     static Registry r;

@@ -91,35 +91,22 @@ struct Weight {
     }
 };
 
-class Registry {
+// The registered weights, and the oneDNN implementations that ran (with their call counts).
+class Registry : public detail::OwnedRegistry<Weight> {
 public:
-    void add(const ggml_tensor *k, std::unique_ptr<Weight> w) {
-        std::unique_lock lk(mu_);
-        map_[k] = std::move(w);
-    }
-    void remove(const ggml_tensor *k) {
-        std::unique_lock lk(mu_);
-        map_.erase(k);
-    }
-    Weight *find(const ggml_tensor *k) const {
-        std::shared_lock lk(mu_);
-        auto it = map_.find(k);
-        return it == map_.end() ? nullptr : it->second.get();
-    }
     void count(const std::string &impl) {
-        std::unique_lock lk(mu_);
+        std::lock_guard lk(calls_mu_);
         ++calls_[impl];
     }
     std::vector<ImplCount> calls() const {
-        std::shared_lock lk(mu_);
+        std::lock_guard lk(calls_mu_);
         std::vector<ImplCount> v;
         for (const auto &[k, n] : calls_) v.push_back({k, n});
         return v;
     }
 
 private:
-    mutable std::shared_mutex mu_;
-    std::unordered_map<const ggml_tensor *, std::unique_ptr<Weight>> map_;
+    mutable std::mutex calls_mu_;
     std::map<std::string, int64_t> calls_;
 };
 

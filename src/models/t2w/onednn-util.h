@@ -5,6 +5,10 @@
 // CFG lane), with a user scratchpad, so concurrent graphs never share oneDNN state.
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 #include <vector>
 
 #include <omp.h>
@@ -12,6 +16,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "models/t2w/bf16-round.h"
+
+struct ggml_tensor;
 
 namespace rtf::t2w::onednn::detail {
 
@@ -46,6 +52,30 @@ inline ThreadScratch &scratch() {
 inline void single_thread() {
     if (!omp_in_parallel() && omp_get_max_threads() != 1) omp_set_num_threads(1);
 }
+
+// The oneDNN objects registered per ggml weight tensor (the handle ops are built on), owned
+// here until unregistered. Thread-safe.
+template <class T>
+class OwnedRegistry {
+public:
+    void add(const ggml_tensor *k, std::unique_ptr<T> v) {
+        std::unique_lock lk(mu_);
+        map_[k] = std::move(v);
+    }
+    void remove(const ggml_tensor *k) {
+        std::unique_lock lk(mu_);
+        map_.erase(k);
+    }
+    T *find(const ggml_tensor *k) const {
+        std::shared_lock lk(mu_);
+        auto it = map_.find(k);
+        return it == map_.end() ? nullptr : it->second.get();
+    }
+
+private:
+    mutable std::shared_mutex mu_;
+    std::unordered_map<const ggml_tensor *, std::unique_ptr<T>> map_;
+};
 
 inline dnnl::primitive_attr user_scratchpad() {
     dnnl::primitive_attr a;
