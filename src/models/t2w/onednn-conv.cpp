@@ -9,7 +9,6 @@
 #include <shared_mutex>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 
 #include "core/error.h"
 #include "models/t2w/onednn-linear.h"
@@ -54,7 +53,7 @@ struct ConvWeight {
     int64_t Cout = 0, Cin = 0, K = 0;
     std::vector<uint16_t> plain;  // bf16, [Cout][Cin][K]
     std::vector<float> zero_bias;
-    std::mutex mu;  // guards everything below
+    std::shared_mutex mu;  // guards everything below (read-locked on the hot path)
     memory::desc wdesc;
     memory wmem;
     bool have_layout = false;
@@ -62,7 +61,7 @@ struct ConvWeight {
         dnnl::convolution_forward cv;
         memory w;  // wmem, or a private reorder when this geometry wanted another layout
         size_t scratch = 0;
-        std::string impl;  // "bf16 conv <oneDNN's impl string>"
+        std::shared_ptr<detail::ImplCounter> calls;  // "bf16 conv <oneDNN's impl string>"
     };
     // per (stride, dilation): a valid (unpadded) convolution of kChunk output times
     std::map<std::pair<int, int>, std::shared_ptr<Prim>> prims;
@@ -81,7 +80,12 @@ struct ConvWeight {
 
     std::shared_ptr<Prim> prim(int stride, int dil) {
         detail::single_thread();
-        std::lock_guard lk(mu);
+        {
+            std::shared_lock rl(mu);
+            auto it = prims.find({stride, dil});
+            if (it != prims.end()) return it->second;
+        }
+        std::unique_lock lk(mu);
         auto &p = prims[{stride, dil}];
         if (p) return p;
         const memory::desc src({1, Cin, chunk_input(stride, dil)}, dt::bf16, tag::nwc), dst({1, Cout, kChunk}, dt::f32, tag::nwc),
@@ -106,7 +110,7 @@ struct ConvWeight {
         }
         np->cv = dnnl::convolution_forward(pd);
         np->scratch = pd.scratchpad_desc().get_size();
-        np->impl = std::string("bf16 conv ") + pd.impl_info_str();
+        np->calls = detail::new_impl_counter(std::string("bf16 conv ") + pd.impl_info_str());
         p = np;
         return p;
     }
@@ -241,7 +245,7 @@ void slice(ConvWeight &w, const float *x, int64_t ldx, int64_t Tin, int stride, 
                       {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, p->w}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}, {DNNL_ARG_SCRATCHPAD, pm}});
     }
     st.wait();
-    record_impl(p->impl);
+    p->calls->calls.fetch_add(1, std::memory_order_relaxed);
     // channels-last outputs [t0, t1) -> "tc", + res
     for (int64_t tb = t0; tb < t1; tb += 16) {
         const int64_t te = std::min<int64_t>(t1, tb + 16);
@@ -317,7 +321,7 @@ ggml_tensor *conv1d(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
         throw_runtime("onednn::conv1d: residual shape mismatch");
     Geometry *g;
     {
-        std::lock_guard lk(cw->mu);
+        std::unique_lock lk(cw->mu);
         auto &p = cw->geometries[{stride, pad, dilation, b != nullptr, res != nullptr}];
         if (!p) p = std::make_unique<Geometry>(Geometry{cw, stride, pad, dilation, b != nullptr, res != nullptr});
         g = p.get();

@@ -6,7 +6,6 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_map>
 
 #include "core/error.h"
 #include "models/t2w/bf16-round.h"
@@ -63,11 +62,11 @@ struct Weight {
     dt type = dt::f32;
     memory::desc wdesc;  // the layout the reorder chose
     memory wmem;         // owns the reordered data
-    std::mutex mu;       // guards prims
+    std::shared_mutex mu;  // guards prims (read-locked on the hot path: both CFG lanes share a weight)
     struct Prim {
         dnnl::matmul mm;
         size_t scratch = 0;
-        std::string impl;
+        std::shared_ptr<detail::ImplCounter> calls;
     };
     std::map<int64_t, std::shared_ptr<Prim>> prims;
     std::vector<float> zero_bias;  // matmul's bias when the layer has none
@@ -78,37 +77,35 @@ struct Weight {
     }
     std::shared_ptr<Prim> prim(int64_t M) {
         detail::single_thread();
-        std::lock_guard lk(mu);
+        {
+            std::shared_lock rl(mu);
+            auto it = prims.find(M);
+            if (it != prims.end()) return it->second;
+        }
+        std::unique_lock lk(mu);
         auto &p = prims[M];
         if (!p) {
             auto pd = make_pd(M, wdesc);
             p = std::make_shared<Prim>();
             p->mm = dnnl::matmul(pd);
             p->scratch = pd.scratchpad_desc().get_size();
-            p->impl = std::string(type == dt::bf16 ? "bf16 " : "f32 ") + pd.impl_info_str();
+            p->calls = detail::new_impl_counter(std::string(type == dt::bf16 ? "bf16 " : "f32 ") + pd.impl_info_str());
         }
         return p;
     }
 };
 
-// The registered weights, and the oneDNN implementations that ran (with their call counts).
-class Registry : public detail::OwnedRegistry<Weight> {
-public:
-    void count(const std::string &impl) {
-        std::lock_guard lk(calls_mu_);
-        ++calls_[impl];
-    }
-    std::vector<ImplCount> calls() const {
-        std::lock_guard lk(calls_mu_);
-        std::vector<ImplCount> v;
-        for (const auto &[k, n] : calls_) v.push_back({k, n});
-        return v;
-    }
+using Registry = detail::OwnedRegistry<Weight>;
 
-private:
-    mutable std::mutex calls_mu_;
-    std::map<std::string, int64_t> calls_;
+// Every implementation counter made so far (matmul and convolution primitives).
+struct Counters {
+    std::mutex mu;
+    std::vector<std::shared_ptr<detail::ImplCounter>> all;
 };
+Counters &counters() {
+    static Counters c;
+    return c;
+}
 
 Registry &registry() {
     static Registry r;
@@ -140,7 +137,7 @@ void run(Weight &w, const float *x, int64_t M, const float *bias, float *y) {
                        {DNNL_ARG_DST, dm},
                        {DNNL_ARG_SCRATCHPAD, pm}});
     st.wait();
-    registry().count(p->impl);
+    p->calls->calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 // dst->src = {x (contiguous F32 rows), W (handle), b?}; user data: the Weight (alive while
@@ -226,8 +223,27 @@ ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
     return y;
 }
 
-std::vector<ImplCount> impls_used() { return registry().calls(); }
-void record_impl(const std::string &impl) { registry().count(impl); }
+namespace detail {
+std::shared_ptr<ImplCounter> new_impl_counter(const std::string &impl) {
+    auto c = std::make_shared<ImplCounter>();
+    c->impl = impl;
+    std::lock_guard lk(counters().mu);
+    counters().all.push_back(c);
+    return c;
+}
+}  // namespace detail
+
+std::vector<ImplCount> impls_used() {
+    std::map<std::string, int64_t> sum;
+    {
+        std::lock_guard lk(counters().mu);
+        for (const auto &c : counters().all) sum[c->impl] += c->calls.load(std::memory_order_relaxed);
+    }
+    std::vector<ImplCount> v;
+    for (const auto &[impl, n] : sum)
+        if (n > 0) v.push_back({impl, n});
+    return v;
+}
 
 void matmul(const ggml_tensor *key, const float *x, int64_t M, const float *bias, float *y) {
     Weight *wt = registry().find(key);
@@ -248,7 +264,6 @@ ggml_tensor *linear(ggml_context *, ggml_tensor *, ggml_tensor *, ggml_tensor *)
     throw_runtime("onednn::linear: not compiled in");
 }
 std::vector<ImplCount> impls_used() { return {}; }
-void record_impl(const std::string &) {}
 void matmul(const ggml_tensor *, const float *, int64_t, const float *, float *) {
     throw_runtime("onednn::matmul: not compiled in");
 }

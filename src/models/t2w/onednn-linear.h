@@ -64,15 +64,14 @@ bool is_registered(const ggml_tensor *key);
 // contiguous when not), b ne = [N] or null. Returns F32 ne = [N, M, ...]. CPU backend only.
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b);
 
-// The implementations that ran, per compute type: "f32 brg:avx512_core" -> products computed.
+// The implementations that ran (matmuls and the bf16 vocoder's convolutions), summed by
+// oneDNN's impl string: "f32 brg:avx512_core" -> calls.
 // For the profile and `rtf t2w --json` (which kernel did the work).
 struct ImplCount {
     std::string impl;
     int64_t calls = 0;
 };
 std::vector<ImplCount> impls_used();
-// Counts one call of `impl` (onednn-conv.cpp records its convolutions here too).
-void record_impl(const std::string &impl);
 
 // Direct use (tests, benchmarks): y (M dense rows of N) = W·x (+ b; null = none), x M dense
 // rows of K, through the registered weight `key`, on the calling thread.

@@ -3,9 +3,11 @@
 // compiled with RTF_HAVE_DNNL): the CPU engine, bf16 rounding, and the calling thread's
 // scratch and stream. Every call runs single-threaded on its caller (ggml's thread or a
 // CFG lane), with a user scratchpad, so concurrent graphs never share oneDNN state.
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -76,6 +78,15 @@ private:
     mutable std::shared_mutex mu_;
     std::unordered_map<const ggml_tensor *, std::unique_ptr<T>> map_;
 };
+
+// How often a oneDNN implementation ran: one counter per primitive, bumped without a lock
+// on every call (the hot path); the list of counters is locked only when a primitive is
+// made or the counts are read (onednn::impls_used()).
+struct ImplCounter {
+    std::string impl;  // "f32 brg:avx512_core", "bf16 conv brgconv:avx512_core_bf16", ...
+    std::atomic<int64_t> calls{0};
+};
+std::shared_ptr<ImplCounter> new_impl_counter(const std::string &impl);
 
 inline dnnl::primitive_attr user_scratchpad() {
     dnnl::primitive_attr a;
