@@ -362,9 +362,11 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::stri
     if (tv == GGML_TYPE_BF16) {
         if (!cpu_voc || !onednn::available())
             throw_usage(std::string("--t2w-type-voc bf16: needs the CPU device and oneDNN (") +
-                        (!onednn::compiled() ? "this build has no oneDNN: install libdnnl-dev and rebuild"
-                                             : "switched off by RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0") +
-                        "); use f32 or f16");
+                        (!cpu_voc ? std::string("the vocoder is on ") + ggml_backend_dev_name(m->dev_voc_) +
+                                        ": use --t2w-device-voc CPU"
+                         : !onednn::compiled() ? std::string("this build has no oneDNN: install libdnnl-dev and rebuild")
+                                               : std::string("switched off by RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0")) +
+                        "); or use f32 or f16");
         m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv);
     } else {
         make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
