@@ -11,9 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/limits.h"
+#include "bench/model-floors.h"
 #include "bench/robust-stats.h"
 #include "core/elapsed.h"
 #include "core/error.h"
+#include "models/lm/llama-runtime.h"
 #include "models/lm/llm-engine.h"
 #include "models/lm/tts-engine.h"
 
@@ -177,6 +180,9 @@ nlohmann::json LmBenchResult::to_json() const {
                         {"load_ms", load_ms},
                         {"runs", rs},
                         {"median", {{"stage_tps", median_stage_tps}, {"decode_tps", median_decode_tps}}}};
+    if (config.memory_floor)
+        j["memory_floor"] = {{"bytes_per_token", floor_bytes_per_token}, {"read_gib_s", bandwidth_gib_s},
+                             {"tps", floor_tps}, {"stage_of_floor", of_floor}};
     if (!config.llama_bench.empty()) {
         j["llama_bench_args"] = llama_bench_args;
         j["median"]["llama_bench_tps"] = median_llama_bench_tps;
@@ -236,12 +242,12 @@ LmBenchResult run_lm_bench(const LmBenchConfig &cfg, const std::function<void(co
     if (cfg.stage == "llm") {
         auto s = std::make_unique<LlmSide>(cfg, cfg.n_gen);
         res.load_ms = s->load_ms;
-        res.measured_file = cfg.model_path;
+        res.measured_file = lm::ensure_weight_type(cfg.model_path, cfg.placement.weight_type, "llm");
         side = std::move(s);
     } else {
         auto s = std::make_unique<TtsSide>(cfg, cfg.n_gen);
         res.load_ms = s->load_ms;
-        res.measured_file = s->engine_->derived_model_path();
+        res.measured_file = lm::ensure_weight_type(s->engine_->derived_model_path(), cfg.placement.weight_type, "tts");
         side = std::move(s);
     }
     const bool with_lb = !cfg.llama_bench.empty();
@@ -286,6 +292,15 @@ LmBenchResult run_lm_bench(const LmBenchConfig &cfg, const std::function<void(co
     if (with_lb) {
         res.median_llama_bench_tps = median_of(lb);
         res.ratio = res.median_llama_bench_tps > 0 ? res.median_stage_tps / res.median_llama_bench_tps : 0;
+    }
+    if (cfg.memory_floor) {
+        // KV costed at the middle of a run: the prompt (LLM) or the condition rows, plus n/2.
+        const auto c = decoder_file_cost(res.measured_file, cfg.stage, cfg.n_gen / 2 + 16);
+        const auto bw = measure_bandwidth(size_t{256} << 20, std::max(1, cfg.placement.threads()), 3);
+        res.floor_bytes_per_token = c.bytes_per_unit;
+        res.bandwidth_gib_s = bw.read_gib_s;
+        res.floor_tps = c.bytes_per_unit > 0 ? bw.read_gib_s * 1073741824.0 / c.bytes_per_unit : 0;
+        res.of_floor = res.floor_tps > 0 ? res.median_stage_tps / res.floor_tps : 0;
     }
     return res;
 }

@@ -17,6 +17,8 @@
 //   - ours, decode rate: tokens / time inside llama_decode only (the engine's own timers).
 //   - llama-bench: its `avg_ts` for `-p 0 -n N -r 1` (which also excludes the load and runs
 //     its own warm-up), as a separate process.
+// The memory floor: a decoded token reads every weight once (and the KV so far), so
+// tokens/s cannot exceed read bandwidth / those bytes; `of_floor` says how close the stage is.
 // The order alternates per run (A B, B A, ...) so a drift in machine load hits both sides.
 // TTS: the engine is fed one synthetic LLM step (seeded random ids and hidden rows) with
 // EOS masked until exactly N codes, so the work size is fixed; llama-bench runs the derived
@@ -41,6 +43,9 @@ struct LmBenchConfig {
     uint32_t seed = 42;
     std::string prompt = "Tell me a long story about a lighthouse keeper and the sea.";
     std::string llama_bench;        // path of llama-bench; "" = measure ours only
+    // Measure the read bandwidth (limits.h, `threads` threads) and state the memory floor of
+    // the measured file: tokens/s <= bandwidth / bytes read per decoded token (model-floors.h).
+    bool memory_floor = true;
     void validate() const;          // throws rtf::Error(Usage) naming the field
     nlohmann::json to_json() const;
 };
@@ -60,6 +65,9 @@ struct LmBenchResult {
     double median_stage_tps = 0, median_decode_tps = 0, median_llama_bench_tps = 0;
     double ratio = 0;               // median_stage_tps / median_llama_bench_tps (0 without llama-bench)
     double load_ms = 0;
+    // memory_floor: bytes per decoded token of measured_file (KV at the middle of a run), the
+    // read bandwidth measured, and the tokens/s they allow; stage_tps / floor_tps.
+    double floor_bytes_per_token = 0, bandwidth_gib_s = 0, floor_tps = 0, of_floor = 0;
     nlohmann::json to_json() const;
 };
 

@@ -414,6 +414,19 @@ ModelCosts model_costs_for_layout(gguf::minicpmo45::Scale scale, gguf::WeightTyp
     return mc;
 }
 
+StageCost decoder_file_cost(const std::string &path, const std::string &stage, int kv_tokens) {
+    CostFile f(std::make_unique<GgufFile>(path));
+    auto arch = f.find_string("general.architecture");
+    if (!arch) throw_usage(path + ": no general.architecture: not a libllama decoder file");
+    FloorAssumptions a;
+    a.llm_kv_tokens = std::max(1, kv_tokens);
+    StageCost c = llm_cost(f, *arch, a);
+    c.stage = stage;
+    c.unit = "decoded token";
+    c.units_per_audio_s = 0;
+    return c;
+}
+
 nlohmann::json to_json(const StageCost &c) {
     nlohmann::json parts = nlohmann::json::object();
     for (const auto &[k, v] : c.parts) parts[k] = v;

@@ -85,6 +85,12 @@ ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a);
 // "layout:<scale>-<type>". Equal to model_costs() on a twin kit of that scale and type.
 ModelCosts model_costs_for_layout(gguf::minicpmo45::Scale scale, gguf::WeightType type, const FloorAssumptions &a);
 
+// One libllama file costed as a decoder (lm-bench's floor): bytes and FLOPs per decoded
+// token as for the llm stage above (every tensor but one row of token_embd, KV at
+// `kv_tokens`), whatever the file's architecture; `stage` labels the result. The TTS's
+// derived plain-llama file (the one libllama runs) is costed the same way.
+StageCost decoder_file_cost(const std::string &path, const std::string &stage, int kv_tokens);
+
 nlohmann::json to_json(const StageCost &c);
 
 }  // namespace rtf::bench

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/parse.h"
+#include "models/lm/placement.h"
 #include "speak/kit.h"
 
 namespace rtf::cli {
@@ -20,7 +21,7 @@ namespace {
 
 struct LmBenchOptions {
     std::string models, model, stages = "llm,tts", cpus, json_path;
-    bool no_mmap = false;
+    bool no_mmap = false, no_floor = false;
     double min_ratio = 0;
     bench::LmBenchConfig cfg;
 };
@@ -38,6 +39,7 @@ int run_lm_bench_cmd(LmBenchOptions o) {
     if (o.min_ratio < 0 || o.min_ratio > 10) throw_usage("--min-ratio: must be 0..10, got " + fmt(o.min_ratio, 2));
     if (o.min_ratio > 0 && o.cfg.llama_bench.empty()) throw_usage("--min-ratio needs --llama-bench PATH");
     o.cfg.placement.mmap = !o.no_mmap;
+    o.cfg.memory_floor = !o.no_floor;
     if (!o.cpus.empty()) o.cfg.placement.cpus = parse_int_list(o.cpus, "--cpus");
     speak::Kit kit;
     if (!o.models.empty()) kit = speak::resolve_kit(o.models);
@@ -66,6 +68,10 @@ int run_lm_bench_cmd(LmBenchOptions o) {
             }
         }
         std::cout << "\n";
+        if (c.memory_floor)
+            std::cout << "  memory floor: " << fmt(r.floor_tps, 1) << " tok/s = read " << fmt(r.bandwidth_gib_s, 2) << " GiB/s / "
+                      << fmt(r.floor_bytes_per_token / 1048576.0, 1) << " MiB per token (" << c.placement.weight_type
+                      << " weights); the stage runs at " << fmt(100.0 * r.of_floor, 0) << " % of it\n";
         if (s == "tts") std::cout << "  llama-bench file: " << r.measured_file << " (derived plain-llama TTS transformer)\n";
         out["results"].push_back(r.to_json());
     }
@@ -96,6 +102,12 @@ void add_lm_bench_command(CLI::App &app, std::function<int()> &action) {
     sub->add_option("--kv-type", pl.kv_type, "KV cache type: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1")
         ->default_str("f16")
         ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"}));
+    sub->add_option("--weight-type", pl.weight_type,
+                    "Weight type of the matrices: file = the file's own; another is converted once into the kit's "
+                    ".rtf-cache (rtf lm-fidelity prices it)")
+        ->default_str("file")
+        ->check(CLI::IsMember(lm::weight_types()));
+    sub->add_flag("--no-floor", o->no_floor, "Skip the memory-floor line (it measures the read bandwidth, ~1 s)");
     sub->add_flag("--no-mmap", o->no_mmap, "Read the weights into memory instead of mmap");
     sub->add_option("--cpus", o->cpus, "Pin compute threads to these CPUs, e.g. 0-3 (strict)");
     sub->add_option("--poll", pl.poll, "Idle-thread spin 0..100 (ggml default 50)")->default_str("50")->check(CLI::Range(0, 100));

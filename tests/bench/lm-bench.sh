@@ -36,7 +36,36 @@ for r in (llm, tts):
 assert all(run["n"] == 8 for run in tts["runs"]), tts["runs"]     # EOS masked: exactly n codes
 assert all(1 <= run["n"] <= 8 for run in llm["runs"]), llm["runs"]
 assert tts["measured_file"].endswith(".gguf") and ".rtf-cache" in tts["measured_file"]
+for r in (llm, tts):   # the memory floor: bytes per token from the file, a measured bandwidth
+    m = r["memory_floor"]
+    assert m["bytes_per_token"] > 0 and m["read_gib_s"] > 0 and m["tps"] > 0, m
+    assert abs(m["stage_of_floor"] - r["median"]["stage_tps"] / m["tps"]) < 1e-9 * max(1, m["stage_of_floor"]), m
 PY
+
+# 1b. a weight type: the converted file is what runs and what the floor costs (fewer bytes)
+expect_rc 0 'q8_0 weights' -- lm-bench --models "$KIT" --stage llm -n 4 --runs 1 -t 1 --weight-type q8_0 --json "$TMP/q.json"
+python3 - "$TMP/a.json" "$TMP/q.json" <<'PY' && echo "ok: weight type" || { echo "FAIL: lm-bench --weight-type"; fails=$((fails+1)); }
+import json, sys
+f16 = json.load(open(sys.argv[1]))["results"][0]
+q8 = json.load(open(sys.argv[2]))["results"][0]
+assert ".q8_0." in q8["measured_file"] and ".rtf-cache" in q8["measured_file"], q8["measured_file"]
+assert q8["memory_floor"]["bytes_per_token"] < f16["memory_floor"]["bytes_per_token"]
+PY
+expect_rc 1 'weight-type' -- lm-bench --models "$KIT" --weight-type q3
+
+# 1c. rtf lm-fidelity: the converted type against the file's own weights, both stages
+expect_rc 0 'tts q8_0: KL mean' -- lm-fidelity --models "$KIT" --weight-type q8_0 -n 16 -t 1 --json "$TMP/f.json"
+python3 - "$TMP/f.json" <<'PY' && echo "ok: lm-fidelity JSON" || { echo "FAIL: lm-fidelity JSON"; fails=$((fails+1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "rtfkit.lm-fidelity/1"
+assert [r["stage"] for r in d["results"]] == ["llm", "tts"]
+for r in d["results"]:
+    assert r["weight_type"] == "q8_0" and r["positions"] > 1 and r["kl_mean"] >= 0 and 0 <= r["top1_pct"] <= 100, r
+    assert r["passes"] == (r["kl_mean"] <= 0.01 and r["top1_pct"] >= 98), r
+PY
+expect_rc 1 "'file' is not one of" -- lm-fidelity --models "$KIT" --weight-type file
+expect_rc 1 'exactly one of --models' -- lm-fidelity --weight-type q8_0
 
 # 2. with the stand-in llama-bench: ratio, argument mapping, interleaving (one call per run)
 : >"$FAKE_ARGS"

@@ -19,6 +19,7 @@
 #include "models/lm/llama-runtime.h"
 #include "models/lm/llm-engine.h"
 #include "models/lm/tts-engine.h"
+#include "models/lm/weight-fidelity.h"
 
 using namespace rtf;
 using namespace rtf::lm;
@@ -487,3 +488,46 @@ TEST_F(Tts, TruncatedFileFailsNamingTheFirstCutTensor) {
 }
 
 }  // namespace
+
+// Issue 30 §2: `rtf lm-fidelity`'s numbers, on tiny fixtures: a converted type is compared
+// position by position with the file's own weights; the figures are sane and name both files.
+TEST_F(Llm, WeightTypeFidelityComparesTheConvertedFile) {
+    LlmFidelityConfig c;
+    c.model_path = *path_;
+    c.placement.n_threads = c.placement.n_threads_batch = 1;
+    c.placement.weight_type = "q8_0";
+    c.max_tokens = 48;
+    const WeightFidelity f = llm_weight_fidelity(c);
+    EXPECT_EQ(f.stage, "llm");
+    EXPECT_GT(f.positions, 1);
+    EXPECT_LE(f.positions, 48);
+    EXPECT_GE(f.kl_mean, 0.0);
+    EXPECT_GT(f.kl_max, 0.0);  // q8_0 rounds the weights: some position must move
+    EXPECT_LE(f.kl_p99, f.kl_max);
+    EXPECT_GE(f.top1_pct, 0.0);
+    EXPECT_LE(f.top1_pct, 100.0);
+    EXPECT_TRUE(std::isfinite(f.hidden_snr_db));
+    EXPECT_NE(f.reference_file, f.type_file);
+    EXPECT_NE(f.type_file.find(".q8_0."), std::string::npos) << f.type_file;
+    // The reference priced against itself is refused, naming the flag.
+    c.placement.weight_type = "file";
+    ErrorKind k{};
+    EXPECT_NE(error_of([&] { llm_weight_fidelity(c); }, &k).find("--weight-type"), std::string::npos);
+    EXPECT_EQ(k, ErrorKind::Usage);
+}
+
+TEST_F(Tts, WeightTypeFidelityComparesTheConvertedFile) {
+    TtsFidelityConfig c;
+    c.model_path = config().model_path;
+    c.placement.n_threads = c.placement.n_threads_batch = 1;
+    c.placement.weight_type = "q8_0";
+    c.n_codes = 24;
+    const WeightFidelity f = tts_weight_fidelity(c);
+    EXPECT_EQ(f.stage, "tts");
+    EXPECT_EQ(f.positions, 24);
+    EXPECT_GE(f.kl_mean, 0.0);
+    EXPECT_GT(f.kl_max, 0.0);
+    EXPECT_TRUE(std::isfinite(f.hidden_snr_db));
+    EXPECT_NE(f.type_file.find(".q8_0."), std::string::npos) << f.type_file;
+    EXPECT_FLOAT_EQ(f.temperature, kCodeTemperature);
+}

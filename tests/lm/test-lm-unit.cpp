@@ -21,6 +21,7 @@
 #include "models/lm/tts-engine.h"
 #include "models/lm/tts-generator.h"
 #include "models/lm/tts-weights.h"
+#include "models/lm/weight-fidelity.h"
 
 using namespace rtf;
 using namespace rtf::lm;
@@ -745,6 +746,43 @@ TEST(DuplexConfig, DuplexCodesIsValidated) {
     c.duplex_codes = 26;
     EXPECT_NO_THROW(c.validate());
     EXPECT_EQ(c.to_json().at("duplex_codes"), 26);
+}
+
+// The fidelity statistics (weight-fidelity.h) against closed forms: KL of two Bernoulli
+// distributions, top-1 agreement, hidden SNR; identical inputs give 0 nats and an infinite SNR.
+TEST(WeightFidelity, AccumulatorMatchesClosedForms) {
+    FidelityAccumulator same;
+    same.add({0.25, 0.75}, {0.25, 0.75});
+    const float h[3] = {1, -2, 3};
+    same.add_hidden(h, h, 3);
+    auto s = same.result();
+    EXPECT_EQ(s.kl_mean, 0.0);
+    EXPECT_EQ(s.top1_pct, 100.0);
+    EXPECT_TRUE(std::isinf(s.hidden_snr_db));
+    EXPECT_TRUE(s.passes());
+
+    FidelityAccumulator acc;
+    acc.add({0.9, 0.1}, {0.6, 0.4});   // same top-1
+    acc.add({0.6, 0.4}, {0.3, 0.7});   // top-1 flips
+    const double kl1 = 0.9 * std::log(0.9 / 0.6) + 0.1 * std::log(0.1 / 0.4);
+    const double kl2 = 0.6 * std::log(0.6 / 0.3) + 0.4 * std::log(0.4 / 0.7);
+    const float r[2] = {3, 4}, q[2] = {3, 3};  // signal 25, error 1
+    acc.add_hidden(r, q, 2);
+    auto f = acc.result();
+    EXPECT_EQ(f.positions, 2);
+    EXPECT_NEAR(f.kl_mean, (kl1 + kl2) / 2, 1e-12);
+    EXPECT_NEAR(f.kl_max, std::max(kl1, kl2), 1e-12);
+    EXPECT_EQ(f.top1_pct, 50.0);
+    EXPECT_NEAR(f.hidden_snr_db, 10 * std::log10(25.0), 1e-9);
+    EXPECT_FALSE(f.passes());
+    EXPECT_EQ(f.to_json().at("passes"), false);
+
+    EXPECT_THROW(FidelityAccumulator().result(), Error);
+    EXPECT_THROW(acc.add({1.0}, {0.5, 0.5}), Error);
+    const float lg[3] = {0, std::log(2.f), std::log(4.f)};
+    auto p = softmax_at(lg, 3, 1.0);
+    EXPECT_NEAR(p[0], 1.0 / 7, 1e-7);
+    EXPECT_NEAR(p[2], 4.0 / 7, 1e-7);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "models/lm/code-sampler.h"
 #include "models/lm/condition.h"
 #include "models/lm/tts-engine.h"
+#include "models/lm/weight-fidelity.h"
 
 using namespace rtf::lm;
 namespace fs = std::filesystem;
@@ -466,14 +467,10 @@ TEST_F(TtsGolden, C8_WeightTypeFidelity) {
     const Golden &g = *golden_;
     const auto &w = engine_->weights();
     const int nc = w.dims().n_codes;
-    auto dist = [&](const std::vector<float> &z, std::vector<double> &p) {
+    auto dist = [&](const std::vector<float> &z) {
         std::vector<float> l(static_cast<size_t>(nc));
         code_logits(z, w.head(), nc, l);
-        double mx = -1e300, sum = 0;
-        for (float v : l) mx = std::max(mx, static_cast<double>(v) / kCodeTemperature);
-        p.resize(l.size());
-        for (size_t r = 0; r < l.size(); ++r) sum += p[r] = std::exp(static_cast<double>(l[r]) / kCodeTemperature - mx);
-        for (auto &x : p) x /= sum;
+        return softmax_at(l.data(), l.size(), kCodeTemperature);
     };
     double q8_mean = 0;
     for (const std::string type : {"q8_0", "q4_k_m"}) {
@@ -482,34 +479,22 @@ TEST_F(TtsGolden, C8_WeightTypeFidelity) {
         TtsEngine e(c);
         TtsForward &fwd = e.forward();
         fwd.clear();
-        std::vector<double> kls;
-        int top1 = 0;
+        FidelityAccumulator acc;  // weight-fidelity.h: the statistics `rtf lm-fidelity` prints
         size_t k = 0;
-        std::vector<double> pr, pq;
         for (const auto &pre : g.pre) {
             fwd.decode(pre.rows.data(), pre.n, pre.pos0);
             while (k < g.steps.size() && g.steps[k].n_past == pre.pos0 + pre.n) {
                 auto zq = fwd.hidden();
-                dist(g.steps[k].z, pr);
-                dist(std::vector<float>(zq.begin(), zq.end()), pq);
-                double kl = 0;
-                for (size_t r = 0; r < pr.size(); ++r)
-                    if (pr[r] > 0) kl += pr[r] * (std::log(pr[r]) - std::log(std::max(pq[r], 1e-300)));
-                kls.push_back(kl);
-                top1 += std::max_element(pr.begin(), pr.end()) - pr.begin() == std::max_element(pq.begin(), pq.end()) - pq.begin();
+                acc.add(dist(g.steps[k].z), dist(std::vector<float>(zq.begin(), zq.end())));
                 ++k;
             }
         }
         ASSERT_EQ(k, g.steps.size());
-        double mean = 0;
-        for (double x : kls) mean += x;
-        mean /= static_cast<double>(kls.size());
-        std::sort(kls.begin(), kls.end());
-        const double p99 = kls[std::min(kls.size() - 1, static_cast<size_t>(0.99 * static_cast<double>(kls.size())))];
-        const double agree = 100.0 * top1 / static_cast<double>(k);
+        const WeightFidelity f = acc.result();
+        const double mean = f.kl_mean, agree = f.top1_pct;
         std::printf("GOLDEN c8 tts weight type %s vs the reference (F16), %zu teacher-forced steps: KL mean %.3g nats, "
                     "p99 %.3g, max %.3g; top-1 agreement %.1f %% (lines: mean <= 0.01, top-1 >= 98 %%; twin weights)\n",
-                    type.c_str(), k, mean, p99, kls.back(), agree);
+                    type.c_str(), k, mean, f.kl_p99, f.kl_max, agree);
         EXPECT_TRUE(std::isfinite(mean));
         if (type == "q8_0") {
             q8_mean = mean;

@@ -1,0 +1,130 @@
+// rtf lm-fidelity: what an LM weight type (--llm-weight-type / --tts-weight-type) costs in
+// fidelity against the file's own weights, teacher-forced, priced as llama.cpp's perplexity
+// tool prices a quantization (models/lm/weight-fidelity.h says exactly what is compared).
+// Exit 2 when a type misses the machine profile's lines (--check).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli-util.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/parse.h"
+#include "models/lm/weight-fidelity.h"
+#include "speak/kit.h"
+
+namespace rtf::cli {
+
+namespace {
+
+struct LmFidelityOptions {
+    std::string models, model, stages = "llm,tts", types = "q8_0", text, json_path;
+    int n = 0;  // 0 = the stage's default
+    int threads = 0;
+    bool check = false;
+};
+
+std::string g(double v, int digits) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    return b;
+}
+
+std::vector<std::string> parse_types(const std::string &list) {
+    std::vector<std::string> out;
+    std::string allowed;
+    for (const auto &w : lm::weight_types())
+        if (w != "file") allowed += (allowed.empty() ? "" : ", ") + w;
+    for (auto t : split(list, ',')) {
+        t = trim(t);
+        bool ok = false;
+        for (const auto &w : lm::weight_types()) ok = ok || (w == t && w != "file");
+        if (!ok) throw_usage("--weight-type: '" + t + "' is not one of " + allowed);
+        out.push_back(t);
+    }
+    if (out.empty()) throw_usage("--weight-type: empty list (allowed: " + allowed + ")");
+    return out;
+}
+
+int run_lm_fidelity(const LmFidelityOptions &o) {
+    if (o.models.empty() == o.model.empty()) throw_usage("lm-fidelity: give exactly one of --models KIT or --model FILE");
+    std::vector<std::string> stages;
+    for (auto s : split(o.stages, ',')) {
+        s = trim(s);
+        if (s != "llm" && s != "tts") throw_usage("--stage: '" + s + "' is not one of llm, tts");
+        stages.push_back(s);
+    }
+    if (stages.empty()) throw_usage("--stage: empty list (allowed: llm, tts)");
+    if (!o.model.empty() && stages.size() != 1) throw_usage("--model FILE needs exactly one --stage (llm or tts)");
+    const auto types = parse_types(o.types);
+    speak::Kit kit;
+    if (!o.models.empty()) kit = speak::resolve_kit(o.models);
+
+    nlohmann::json out = {{"schema", "rtfkit.lm-fidelity/1"}, {"results", nlohmann::json::array()}};
+    bool missed = false;
+    for (const auto &s : stages) {
+        const std::string path = !o.model.empty() ? o.model : s == "llm" ? kit.llm : kit.tts;
+        for (const auto &t : types) {
+            std::cerr << "lm-fidelity " << s << " " << t << " vs the file's own weights: " << path << "\n";
+            lm::WeightFidelity f;
+            if (s == "llm") {
+                lm::LlmFidelityConfig c;
+                c.model_path = path;
+                c.placement.weight_type = t;
+                c.placement.n_threads = c.placement.n_threads_batch = o.threads;
+                c.text = o.text;
+                if (o.n > 0) c.max_tokens = o.n;
+                f = lm::llm_weight_fidelity(c);
+            } else {
+                lm::TtsFidelityConfig c;
+                c.model_path = path;
+                c.placement.weight_type = t;
+                c.placement.n_threads = c.placement.n_threads_batch = o.threads;
+                if (o.n > 0) c.n_codes = o.n;
+                f = lm::tts_weight_fidelity(c);
+            }
+            const bool ok = f.passes();
+            missed = missed || !ok;
+            std::cout << s << " " << t << ": KL mean " << g(f.kl_mean, 3) << " nats, p99 " << g(f.kl_p99, 3)
+                      << ", max " << g(f.kl_max, 3) << "; top-1 agreement " << fmt(f.top1_pct, 1) << " %; hidden SNR "
+                      << (std::isfinite(f.hidden_snr_db) ? fmt(f.hidden_snr_db, 1) + " dB" : std::string("inf (identical)"))
+                      << "  (" << f.positions << " teacher-forced positions, T " << fmt(f.temperature, 2) << ")  "
+                      << (ok ? "passes" : "MISSES") << " the profile's lines (mean KL <= "
+                      << g(lm::WeightFidelity::kMaxMeanKl, 2) << ", top-1 >= " << fmt(lm::WeightFidelity::kMinTop1Pct, 0)
+                      << " %)\n";
+            out["results"].push_back(f.to_json());
+        }
+    }
+    if (!o.json_path.empty()) write_json(out, o.json_path);
+    return o.check && missed ? 2 : 0;
+}
+
+void add_lm_fidelity_command(CLI::App &app, std::function<int()> &action) {
+    auto o = std::make_shared<LmFidelityOptions>();
+    auto *sub = app.add_subcommand(
+        "lm-fidelity",
+        "What an LM weight type costs: KL divergence (mean, p99) and top-1 agreement of the sampler's distribution, "
+        "and the hidden rows' SNR, vs the file's own weights, teacher-forced (as llama-perplexity --kl-divergence)");
+    sub->add_option("--models", o->models, "Kit directory (real or twin); the stage picks its file");
+    sub->add_option("--model", o->model, "A GGUF file instead of a kit (exactly one --stage)");
+    sub->add_option("--stage", o->stages, "Stages, comma-separated: llm, tts")->default_str(o->stages);
+    sub->add_option("--weight-type", o->types, "Types to price, comma-separated (q8_0, q4_k_m, ...; see --llm-weight-type)")
+        ->default_str(o->types);
+    sub->add_option("-n", o->n, "Positions compared: LLM tokens of the text (default 256 at most), TTS codes (default 200)")
+        ->check(CLI::Range(0, 4000));
+    sub->add_option("--text", o->text, "LLM: the text teacher-forced (default: a built-in English passage)");
+    sub->add_option("-t,--threads", o->threads, "Threads (0 = all CPUs)")->default_str("0")->check(CLI::Range(0, 4096));
+    sub->add_flag("--check", o->check, "Exit 2 when a type misses the profile's lines (mean KL <= 0.01, top-1 >= 98 %)");
+    sub->add_option("--json", o->json_path, "Write the results as JSON ('-' = stdout)");
+    sub->callback([&action, o] { action = [o] { return run_lm_fidelity(*o); }; });
+}
+
+}  // namespace
+
+RTF_COMMAND(33, add_lm_fidelity_command);
+
+}  // namespace rtf::cli
