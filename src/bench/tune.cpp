@@ -5,11 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <iterator>
+#include <optional>
 
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "core/parse.h"
-#include "models/t2w/onednn-linear.h"
 #include "speak/knobs.h"
 
 namespace rtf::bench {
@@ -203,42 +204,31 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
 }
 
 std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
-    std::vector<TuneCandidate> v;
-    auto add = [&](int layer, const std::string &knob, const std::string &value, const std::string &stage) {
-        const speak::KnobDef *k = speak::find_knob(knob);
-        if (!k) return;  // not a knob of this build: never invent one
-        if (const std::string *cur = find_knob(base, knob); cur && *cur == value) return;
-        for (const auto &c : v)
-            if (c.knob == knob && c.value == value) return;  // e.g. n_cpus / 2 == 1 on 2 CPUs
-        v.push_back({layer, knob, value, stage, k->changes_math});
+    // Every candidate comes from the knob table's facts (KnobFacts::tune_layer, tune_values):
+    // a knob is tuned iff its row says so; the symbolic values are resolved for this machine.
+    auto resolve = [n_cpus](const std::string &v) -> std::optional<std::string> {
+        if (v == "cpus/2") return std::to_string(std::max(1, n_cpus / 2));
+        if (v == "first-cpu") return n_cpus >= 2 ? std::optional<std::string>("0") : std::nullopt;  // a CPU of its own
+        if (v == "last-cpu") return n_cpus >= 2 ? std::optional<std::string>(std::to_string(n_cpus - 1)) : std::nullopt;
+        return v;
     };
-    // 0 placement: fewer threads per stage (2 stages sharing 2 cores slow each other), CPU sets
-    for (int th : {1, std::max(1, n_cpus / 2)}) {
-        add(0, "llm-threads", std::to_string(th), "llm");
-        add(0, "tts-threads", std::to_string(th), "tts");
-        add(0, "t2w-threads-voc", std::to_string(th), "t2w");
-        add(0, "t2w-threads-t2m", std::to_string(th), "t2w");
+    std::vector<TuneCandidate> v;
+    for (int layer = 0; layer < static_cast<int>(std::size(kTuneLayers)); ++layer) {
+        for (const auto &k : speak::knob_table()) {
+            if (k.facts.tune_layer != layer) continue;
+            for (const auto &sym : k.facts.tune_values) {
+                const auto value = resolve(sym);
+                if (!value) continue;
+                if (k.facts.runnable && !k.facts.runnable(*value)) continue;  // e.g. bf16 vocoder without oneDNN
+                if (const std::string *cur = find_knob(base, k.name); cur && *cur == *value) continue;
+                bool dup = false;  // e.g. n_cpus / 2 == 1 on 2 CPUs
+                for (const auto &c : v) dup = dup || (c.knob == k.name && c.value == *value);
+                if (dup) continue;
+                v.push_back({layer, k.name, *value, k.facts.stage == "pipeline" || k.facts.stage == "run" ? "" : k.facts.stage,
+                             k.changes_math});
+            }
+        }
     }
-    if (n_cpus >= 2) {
-        add(0, "tts-cpus", "0", "tts");
-        add(0, "t2w-cpus", std::to_string(n_cpus - 1), "t2w");
-    }
-    // 1 types
-    add(1, "t2w-type-t2m", "bf16", "t2w");
-    add(1, "t2w-type-t2m", "f16", "t2w");
-    add(1, "t2w-type-voc", "f16", "t2w");
-    if (t2w::onednn::available()) add(1, "t2w-type-voc", "bf16", "t2w");  // oneDNN's convolution (onednn-conv.h)
-    add(1, "tts-weight-type", "q8_0", "tts");
-    add(1, "llm-weight-type", "q8_0", "llm");
-    add(1, "llm-kv-type", "q8_0", "llm");
-    add(1, "tts-kv-type", "q8_0", "tts");
-    // 2 pipeline
-    add(2, "d1", "4", "");
-    add(2, "d2", "2", "");
-    add(2, "schedule", "sequential", "");
-    // 3 runtime
-    add(3, "llm-fa", "on", "llm");
-    add(3, "tts-fa", "on", "tts");
     return v;
 }
 

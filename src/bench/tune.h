@@ -95,10 +95,11 @@ using TuneProgress = std::function<void(const std::string &line)>;
 TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCandidate> candidates, const TuneConfig &cfg,
                 const TuneProgress &progress = {});
 
-// The speak path's candidates on a machine with `n_cpus` CPUs, from the speak knob table's
-// names (placement: threads per stage and CPU sets; types: KV caches and Token2Wav compute
-// types; pipeline: schedule and queue depths; runtime: flash attention). Values equal to
-// `base`'s are left out.
+// The speak path's candidates on a machine with `n_cpus` CPUs: every knob whose row in the
+// speak knob table has a tuner layer, with its candidate values (KnobFacts; today placement:
+// threads per stage and CPU sets; types: LM weights and KV caches, Token2Wav compute types;
+// pipeline: schedule and queue depths; runtime: flash attention), layer by layer in table
+// order. Values equal to `base`'s, and values this build cannot run, are left out.
 std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus);
 
 nlohmann::json to_json(const TuneResult &r);

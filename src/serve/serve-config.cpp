@@ -38,8 +38,7 @@ int ServeConfig::resolved_slot_threads(int cpus) const {
 }
 
 const std::vector<std::string> &slot_thread_knobs() {
-    static const std::vector<std::string> k = {"llm-threads", "llm-threads-batch", "tts-threads",
-                                               "tts-threads-batch", "t2w-threads-t2m", "t2w-threads-voc"};
+    static const std::vector<std::string> k = speak::knobs_where([](const speak::KnobDef &d) { return d.facts.thread_count; });
     return k;
 }
 

@@ -73,11 +73,16 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         // together (a thread knob the user gave is kept as given).
         if (slot_threads_ > 0) {
             const int shared = std::min(usable_cpus(), slot_threads_ * cfg_.max_streams);
-            auto given = [&](const char *k) {
-                return std::find(cfg_.thread_knobs_given.begin(), cfg_.thread_knobs_given.end(), k) != cfg_.thread_knobs_given.end();
+            // A stage's shared context gets them unless the user gave one of its thread knobs.
+            auto given_for = [&](const std::string &stage) {
+                for (const auto &k : cfg_.thread_knobs_given) {
+                    const auto *d = speak::find_knob(k);
+                    if (d && d->facts.thread_count && d->facts.stage == stage) return true;
+                }
+                return false;
             };
-            if (!given("llm-threads") && !given("llm-threads-batch")) batching_->llm_threads = shared;
-            if (!given("tts-threads") && !given("tts-threads-batch")) batching_->tts_threads = shared;
+            if (!given_for("llm")) batching_->llm_threads = shared;
+            if (!given_for("tts")) batching_->tts_threads = shared;
         }
     }
     for (int i = 0; i < cfg_.max_streams; ++i) {
@@ -142,7 +147,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         metrics_.request("metrics", 200);
     });
     h.Get("/v1/knobs", [this](const httplib::Request &, httplib::Response &s) {
-        json j = {{"request_knobs", request_knob_names(base_)}, {"server_knobs", speak::knobs_json(base_)}};
+        json j = {{"request_knobs", request_knob_names()}, {"server_knobs", speak::knobs_json(base_)}};
         s.set_content(j.dump(2), "application/json");
         metrics_.request("knobs", 200);
     });

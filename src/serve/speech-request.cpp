@@ -12,12 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-// What the engines were built from: a request may not change it (speak() would run the
-// loaded engines anyway, or rebuild the Token2Wav stream for seconds).
-json engine_identity(const speak::SpeakConfig &c) {
-    return {{"models", c.models_dir}, {"llm", c.llm.to_json()}, {"tts", c.tts.to_json()}, {"t2w", c.t2w.to_json()}};
-}
-
 json parse_body(const std::string &body) {
     if (body.empty()) throw RequestError("body", "empty; send a JSON object (Content-Type: application/json)");
     json j;
@@ -125,7 +119,6 @@ SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakCon
     r.cfg.prompt = prompt;
     r.cfg.text = text;
     r.cfg.text_file.clear();
-    const json base_engines = engine_identity(base);
     if (auto it = j.find("knobs"); it != j.end() && !it->is_null()) {
         if (!it->is_object()) throw RequestError("knobs", "must be an object of speak knobs {\"name\": value}");
         for (const auto &[k, v] : it->items()) {
@@ -143,7 +136,7 @@ SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakCon
             } catch (const Error &e) {
                 throw RequestError(field, e.what());
             }
-            if (engine_identity(r.cfg) != base_engines) {
+            if (def->facts.fixed_at_load && def->get(r.cfg) != def->get(base)) {
                 throw RequestError(field, "the engines fix this knob when the server loads (it is " + def->get(base) +
                                               " there); restart rtf serve with --" + k + " " + value);
             }
@@ -154,27 +147,10 @@ SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakCon
     return r;
 }
 
-std::vector<std::string> request_knob_names(const speak::SpeakConfig &base) {
-    const json ident = engine_identity(base);
-    std::vector<std::string> names;
-    for (const auto &k : speak::knob_table()) {
-        if (k.input) continue;
-        std::vector<std::string> probes = k.allowed;
-        if (probes.empty()) probes = {"0", "1", "2", "3", "8", "0.5", "true", "false"};
-        bool any_ok = false, changes = false;
-        for (const auto &p : probes) {
-            speak::SpeakConfig c = base;
-            try {
-                speak::apply_knob(c, k.name, p);
-            } catch (const Error &) {
-                continue;
-            }
-            any_ok = true;
-            changes = changes || engine_identity(c) != ident;
-        }
-        if (any_ok && !changes) names.push_back(k.name);
-    }
-    return names;
+std::vector<std::string> request_knob_names() {
+    // The knob table says it (KnobFacts::fixed_at_load; test-knobs checks it against what the
+    // engines are built from): every knob but the input and those the loaded engines fix.
+    return speak::knobs_where([](const speak::KnobDef &k) { return !k.input && !k.facts.fixed_at_load; });
 }
 
 }  // namespace rtf::serve

@@ -28,6 +28,25 @@
 
 namespace rtf::speak {
 
+// Facts about a knob that its consumers derive their rules from (so none of them lists knobs
+// by name): serve's per-request knobs are the ones not fixed at load; its per-slot thread share
+// goes to the thread-count knobs; `rtf tune` tries `tune_values` in layer order. test-knobs
+// checks every row has them and that `fixed_at_load` matches what the engines are built from.
+struct KnobFacts {
+    // The stage the knob acts on: llm, tts, t2w, pipeline (the queues and the scheduler), or
+    // run (the utterance as a whole: input, work size, sampling seed).
+    std::string stage;
+    bool fixed_at_load = false;   // the engines are built with it (speak::engines_json): a
+                                  // server's request cannot change it, a restart can
+    bool thread_count = false;    // compute threads of `stage` (serve shares the CPUs among slots with these)
+    int tune_layer = -1;          // rtf tune's layer: 0 placement, 1 types, 2 pipeline, 3 runtime; -1 = never tried
+    // Values the tuner tries, in order. Symbolic, resolved on the machine: "cpus/2" (half the
+    // usable CPUs, at least 1), "first-cpu" (CPU 0), "last-cpu" (the last usable CPU).
+    std::vector<std::string> tune_values;
+    // A value this build and CPU can run (e.g. a bf16 vocoder needs oneDNN); empty = all.
+    std::function<bool(const std::string &value)> runnable;
+};
+
 struct KnobDef {
     std::string name;           // long flag without "--"; the --set and --config key
     std::string short_name;     // one-letter CLI alias ("p" for prompt), "" = none
@@ -43,7 +62,18 @@ struct KnobDef {
     std::function<void(SpeakConfig &, const std::string &value)> set;
     // The current value as text ("" for an unset input).
     std::function<std::string(const SpeakConfig &)> get;
+    KnobFacts facts;
 };
+
+// The stages KnobFacts::stage may name, in the table's order.
+const std::vector<std::string> &knob_stages();
+
+// What the engines are built from (models, LLM, TTS and Token2Wav configs): two configs with
+// equal engines_json can share loaded engines; a knob is fixed at load iff it changes this.
+nlohmann::json engines_json(const SpeakConfig &cfg);
+
+// Names of the knobs whose facts satisfy `pred`, in table order (e.g. the thread counts).
+std::vector<std::string> knobs_where(const std::function<bool(const KnobDef &)> &pred);
 
 // Every knob, in --help order.
 const std::vector<KnobDef> &knob_table();

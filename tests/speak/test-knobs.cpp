@@ -1,6 +1,7 @@
 // The speak knob table (speak/knobs.h): every knob round-trips through its text form,
 // bad values name the flag, unknown names list the table, config files apply the same
 // setters, and derived fields follow their knob.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,53 @@ TEST(Knobs, NamesAreUniqueAndDocumented) {
         EXPECT_EQ(find_knob(k.name), &k);
     }
     EXPECT_EQ(find_knob("no-such-knob"), nullptr);
+}
+
+// Issue 32: every row carries the facts its consumers derive their rules from (serve's
+// request knobs and slot threads, rtf tune's candidates). A knob added without them fails
+// here, and `fixed_at_load` is checked against what the engines are really built from.
+TEST(Knobs, EveryKnobStatesItsFacts) {
+    const auto &stages = knob_stages();
+    for (const auto &k : knob_table()) {
+        const KnobFacts &f = k.facts;
+        EXPECT_NE(std::find(stages.begin(), stages.end(), f.stage), stages.end())
+            << k.name << ": stage '" << f.stage << "' is not one of knob_stages()";
+        if (f.thread_count) {
+            EXPECT_EQ(k.unit, "threads") << k.name;
+            EXPECT_NE(f.stage, "run") << k.name;
+        }
+        EXPECT_GE(f.tune_layer, -1) << k.name;
+        EXPECT_LE(f.tune_layer, 4) << k.name;
+        EXPECT_EQ(f.tune_layer >= 0, !f.tune_values.empty()) << k.name << ": a tuner layer needs candidate values";
+        EXPECT_FALSE(k.input && f.tune_layer >= 0) << k.name << ": the input is never tuned";
+        for (const auto &sym : f.tune_values) {  // each candidate is a value the setter takes
+            const std::string v = sym == "cpus/2" ? "2" : sym == "first-cpu" ? "0" : sym == "last-cpu" ? "3" : sym;
+            SpeakConfig c = default_config();
+            EXPECT_NO_THROW(apply_knob(c, k.name, v)) << k.name << "=" << v;
+        }
+        // Fixed at load <=> some value the setter takes changes what the engines are built from.
+        if (k.name == "prompt" || k.name == "text" || k.name == "text-file") continue;  // the request's own input
+        std::vector<std::string> probes = k.allowed;
+        for (const char *p : {"0", "1", "2", "3", "8", "12", "64", "100", "0.5", "true", "false", "CPU"}) probes.push_back(p);
+        const SpeakConfig base = default_config();
+        const auto ident = engines_json(base);
+        bool changes = false;
+        for (const auto &p : probes) {
+            SpeakConfig c = base;
+            try {
+                apply_knob(c, k.name, p);
+            } catch (const Error &) {
+                continue;
+            }
+            changes = changes || engines_json(c) != ident;
+        }
+        EXPECT_EQ(f.fixed_at_load, changes) << k.name << ": fixed_at_load says " << f.fixed_at_load
+                                            << ", the engines' config says " << changes;
+    }
+    // The derived lists: the six per-stage thread knobs; the tuner's and serve's rules.
+    const auto threads = knobs_where([](const KnobDef &k) { return k.facts.thread_count; });
+    EXPECT_EQ(threads, (std::vector<std::string>{"llm-threads", "llm-threads-batch", "tts-threads", "tts-threads-batch",
+                                                 "t2w-threads-t2m", "t2w-threads-voc"}));
 }
 
 // get -> set gives the same config: the text form is complete (what --config files and

@@ -10,12 +10,15 @@
 
 namespace rtf::lm {
 
-namespace {
 const std::vector<std::string> &kv_types() {
     static const std::vector<std::string> t = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
     return t;
 }
-}  // namespace
+
+const std::vector<std::string> &flash_attn_modes() {
+    static const std::vector<std::string> t = {"auto", "on", "off"};
+    return t;
+}
 
 const std::vector<std::string> &weight_types() {
     static const std::vector<std::string> t = {"file", "f16", "bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"};

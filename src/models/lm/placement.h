@@ -60,5 +60,8 @@ struct ModelPlacement {
 
 // The accepted `weight_type` values, "file" first.
 const std::vector<std::string> &weight_types();
+// The accepted `kv_type` values and `flash_attn` modes.
+const std::vector<std::string> &kv_types();
+const std::vector<std::string> &flash_attn_modes();
 
 }  // namespace rtf::lm

@@ -1,11 +1,33 @@
 #include "models/t2w/t2w-config.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "models/t2w/t2w-model.h"
 
 namespace rtf::t2w {
+
+const std::vector<std::string> &t2m_types() {
+    static const std::vector<std::string> t = {"f32", "f16", "bf16", "q8_0"};
+    return t;
+}
+
+const std::vector<std::string> &voc_types() {
+    static const std::vector<std::string> t = {"f32", "f16", "bf16"};
+    return t;
+}
+
+namespace {
+void check_one_of(const std::string &field, const std::string &what, const std::string &v,
+                  const std::vector<std::string> &allowed) {
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
+    std::string list;
+    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw_usage("t2w: " + field + " '" + v + "' is not a " + what + " compute type; use " + list);
+}
+}  // namespace
 
 void T2wConfig::validate() const {
     if (threads_t2m < 1 || threads_t2m > 1024) {
@@ -21,12 +43,8 @@ void T2wConfig::validate() const {
         throw_usage("t2w: flow steps must be 0 (from the prompt cache) or 1..100, got " +
                     std::to_string(flow_steps));
     }
-    if (type_t2m != "f32" && type_t2m != "f16" && type_t2m != "bf16" && type_t2m != "q8_0") {
-        throw_usage("--t2w-type-t2m: '" + type_t2m + "' is not a token2mel compute type; use f32, f16, bf16 or q8_0");
-    }
-    if (type_voc != "f32" && type_voc != "f16" && type_voc != "bf16") {
-        throw_usage("--t2w-type-voc: '" + type_voc + "' is not a vocoder compute type; use f32, f16 or bf16");
-    }
+    check_one_of("type_t2m", "token2mel", type_t2m, t2m_types());
+    check_one_of("type_voc", "vocoder", type_voc, voc_types());
     if (first_window < kMinFirstWindow || first_window > kWindowTokens) {
         throw_usage("--t2w-first-window: " + std::to_string(first_window) +
                     " tokens; use 8..28 (28 = the reference's 25 + 3 look-ahead; below 8 the first window's audio "

@@ -2,6 +2,7 @@
 // Knobs of the Token2Wav engine (token2mel + HiFT vocoder). One struct, validated once;
 // every field is a CLI flag of `rtf t2w` and a JSON key.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -45,5 +46,9 @@ struct T2wConfig {
     void validate() const;
     nlohmann::json to_json() const;
 };
+
+// The accepted compute types: type_t2m, type_voc (the knob table lists these, nothing else).
+const std::vector<std::string> &t2m_types();
+const std::vector<std::string> &voc_types();
 
 }  // namespace rtf::t2w
