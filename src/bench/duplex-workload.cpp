@@ -8,43 +8,30 @@
 #include "core/error.h"
 #include "core/parse.h"
 #include "profile/clock.h"
+#include "speak/duplex-knobs.h"
 #include "speak/duplex.h"
 
 namespace rtf::bench {
 
 namespace {
 
-const std::vector<std::string> &duplex_knob_names() {
-    static const std::vector<std::string> k = {"models",         "input",      "interval",          "frames",
-                                               "speak-frames",   "speak-tokens", "threads",         "startup-buffer-ms",
-                                               "max-gap-ms",     "encoder-queue-cap", "prefill-queue-cap", "tts-queue-cap",
-                                               "t2w-queue-cap",  "seed",       "twin-text-rate"};
-    return k;
-}
-
 class DuplexWorkload : public Workload {
 public:
     explicit DuplexWorkload(const Knobs &knobs) : knobs_(knobs) {
-        check_knobs("duplex", knobs, duplex_knob_names());
+        // rtf duplex's knob table (speak/duplex-knobs.h): the same names, parsers and aliases.
+        std::vector<std::string> names;
+        for (const auto &k : speak::duplex_knob_table()) {
+            names.push_back(k.name);
+            names.insert(names.end(), k.aliases.begin(), k.aliases.end());
+        }
+        check_knobs("duplex", knobs, names);
         auto &c = cfg_;
         for (const auto &[k, v] : knobs) {
-            const std::string what = "duplex workload: " + k;
-            auto i = [&](int64_t lo, int64_t hi) { return static_cast<int>(parse_int(v, what, lo, hi)); };
-            if (k == "models") c.models_dir = v;
-            else if (k == "input") c.input = v;
-            else if (k == "interval") c.interval_ms = parse_duration_ms(v, what);
-            else if (k == "frames") c.n_frames = i(0, 100000);
-            else if (k == "speak-frames") c.speak_frames = v;
-            else if (k == "speak-tokens") c.llm.forced_speak_tokens = i(1, 26);
-            else if (k == "threads") c.threads = i(0, 256);
-            else if (k == "startup-buffer-ms") c.startup_buffer_ms = parse_double(v, what, 0, 1e9);
-            else if (k == "max-gap-ms") c.max_gap_ms = parse_double(v, what, 0, 1e9);
-            else if (k == "encoder-queue-cap") c.encoder_queue_cap = i(1, 1 << 20);
-            else if (k == "prefill-queue-cap") c.prefill_queue_cap = i(1, 1 << 20);
-            else if (k == "tts-queue-cap") c.tts_queue_cap = i(1, 1 << 20);
-            else if (k == "t2w-queue-cap") c.t2w_queue_cap = i(1, 1 << 20);
-            else if (k == "seed") c.llm.seed = static_cast<uint32_t>(parse_int(v, what, 0, 4294967295LL));
-            else if (k == "twin-text-rate") c.twin_text_rate = parse_double(v, what, 0, 1000);
+            try {
+                speak::apply_duplex_knob(c, k, v);
+            } catch (const Error &e) {
+                throw_usage("duplex workload: " + std::string(e.what()));
+            }
         }
         c.validate();
         opt_.interval_ms = c.interval_ms;
@@ -100,7 +87,10 @@ public:
             f.busy_ms = ms;
             f.rtf_stage = audio_ms > 0 ? ms / audio_ms : 0.0;
             f.device = "CPU";
-            f.n_threads = cfg_.threads;
+            f.n_threads = name == "apm"   ? cfg_.apm.n_threads
+                          : name == "llm" ? cfg_.llm.placement.threads()
+                          : name == "tts" ? cfg_.tts.placement.threads()
+                                          : cfg_.t2w.threads_voc;  // the stage thread's own count (speak/duplex.cpp)
             out.metrics["rtf_stage." + name] = f.rtf_stage;
             out.stages.push_back(f);
         }
@@ -128,7 +118,7 @@ WorkloadInfo duplex_workload_info() {
                 "e.g. models=KIT, input=speech.wav, frames=30, speak-frames=4-12,20-28, interval=1000ms, "
                 "twin-text-rate=4 (twins: text tokens per second of audio in a sampled speak frame; 0 = uncapped); rtf = the "
                 "worst turn's TTS RTF, first_audio_ms = first audio P95";
-    info.knobs = duplex_knob_names();
+    info.knobs = speak::duplex_knob_names();
     info.make = [](const Knobs &k) { return std::make_unique<DuplexWorkload>(k); };
     return info;
 }

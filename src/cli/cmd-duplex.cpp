@@ -22,6 +22,7 @@
 #include "models/provenance.h"
 #include "pipeline/cancel.h"
 #include "report/report.h"
+#include "speak/duplex-knobs.h"
 #include "speak/duplex.h"
 
 namespace rtf::cli {
@@ -30,7 +31,6 @@ namespace {
 
 struct DuplexCmd {
     speak::DuplexConfig cfg;
-    std::string interval = "1000ms";
     std::string json_path, html_path, md_path;
     bool quiet = false;
     bool twin_text_rate_given = false;  // --twin-text-rate on the command line (a real kit says it ignores it)
@@ -64,7 +64,6 @@ void print_frame(const nlohmann::json &f) {
 int run_duplex_cmd(DuplexCmd &c) {
     auto &cfg = c.cfg;
     if (c.json_path == "-" || c.md_path == "-") c.quiet = true;  // stdout carries the document alone
-    cfg.interval_ms = parse_duration_ms(c.interval, "--interval");
     if (auto [st, v] = hook_env("RTF_DUPLEX_TEST_FAIL"); !st.empty()) {
         cfg.fail_stage = st;
         cfg.fail_frame = static_cast<int>(parse_int(v, "RTF_DUPLEX_TEST_FAIL frame", 0, 1000000));
@@ -181,59 +180,35 @@ void add_duplex_command(CLI::App &app, Action &action) {
         "Exit 0 pass / 2 fail / 3 incomplete (a stage failed: the JSON holds the partial timeline) / 1 usage.\n"
         "On a twin kit the decision is noise: --speak-frames 4-12,20-28 forces it (and the output says so).\n"
         "Example: rtf duplex --models kit --input speech.wav --frames 30 --speak-frames 4-12,20-28 --json r.json");
-    sub->add_option("--models", cfg.models_dir, "Kit directory (needs the audio encoder: rtf twin --only apm adds it to a twin)")
-        ->required();
-    sub->add_option("--input", cfg.input, "The user's recording (WAV or any file libsndfile reads; any rate and channels: "
-                                          "resampled to 16 kHz mono)")
-        ->required();
-    sub->add_option("--interval", c->interval, "Push cadence: frame i is pushed at t0 + i x interval (e.g. 1000ms, 250ms)")
-        ->default_val(c->interval);
-    sub->add_option("--frames", cfg.n_frames,
-                    "Frames to push (0 = as many as the recording has; more than it has: the rest are silence, and the "
-                    "output says how many)")
-        ->default_val(cfg.n_frames);
-    sub->add_option("--speak-frames", cfg.speak_frames,
-                    "Force the decision: speak in these frames (indexes N or ranges N-M, e.g. 4-12,20-28), listen in the "
-                    "others; each range is one speak turn. For twins, whose sampled decision is noise. Frames below "
-                    "the force_listen count (3) always listen");
-    sub->add_option("--speak-tokens", cfg.llm.forced_speak_tokens,
-                    "A forced speak frame ends after this many text tokens (1 .. 26; 10 = one TTS call of 26 codes, "
-                    "~1 s of audio per frame, a real speaking frame's pace)")
-        ->default_val(cfg.llm.forced_speak_tokens);
-    sub->add_option_function<double>(
-           "--twin-text-rate",
-           [c](const double &v) {
-               c->cfg.twin_text_rate = v;
-               c->twin_text_rate_given = true;
-           },
-           "Twin kits only: a sampled speak frame ends after max(1, ceil(RATE x frame)) text tokens, RATE in text "
-           "tokens per second of audio (a random LLM never ends a speak unit and writes all 26; a real model speaking "
-           "~3 words/s writes ~4-6 per 1 s unit). Default 4, the estimate rtf speak's --twin-text-rate and rtf limits' "
-           "--text-tokens-per-s also use: ~3 words per second of speech x ~1.3 tokens per English word. 0 = uncapped; "
-           "forced frames keep --speak-tokens; ignored on real model files")
-        ->default_str(fmt(cfg.twin_text_rate, 0));
-    sub->add_option("--startup-buffer-ms", cfg.startup_buffer_ms,
-                    "Playback starts this long after a turn's first audio (analyzer [2] and [5])")
-        ->default_val(cfg.startup_buffer_ms);
-    sub->add_option("--max-gap-ms", cfg.max_gap_ms, "Largest tolerated playback gap per turn [5]")->default_val(cfg.max_gap_ms);
-    sub->add_option("--threads", cfg.threads, "Compute threads of each stage's engine (0 = min(4, CPUs / 2))")
-        ->default_val(cfg.threads);
-    sub->add_option("--encoder-queue-cap", cfg.encoder_queue_cap, "Frames waiting for the audio encoder (the reference's 16)")
-        ->default_val(cfg.encoder_queue_cap);
-    sub->add_option("--prefill-queue-cap", cfg.prefill_queue_cap, "Encoded frames waiting for the LLM (the reference's intended 30)")
-        ->default_val(cfg.prefill_queue_cap);
-    sub->add_option("--tts-queue-cap", cfg.tts_queue_cap, "LLM messages waiting for the TTS (the write-up's 16; the reference's 1)")
-        ->default_val(cfg.tts_queue_cap);
-    sub->add_option("--t2w-queue-cap", cfg.t2w_queue_cap, "TTS chunks waiting for Token2Wav")->default_val(cfg.t2w_queue_cap);
-    sub->add_option("--ctx-size", cfg.llm.placement.n_ctx, "The LLM's context in positions (a frame takes ~15-45; libllama rounds it up to a multiple of 256)")
-        ->default_val(cfg.llm.placement.n_ctx);
-    sub->add_option_function<std::string>(
-           "--context", [c](const std::string &v) { c->cfg.llm.context_slide = v == "slide"; },
-           "When the LLM's context fills: slide (the reference's: drop the older half, keep going) or stop "
-           "(the session ends with 'context full', exit 3)")
-        ->default_str("slide")
-        ->check(CLI::IsMember({"slide", "stop"}));
-    sub->add_option("--seed", cfg.llm.seed, "LLM sampler seed (re-seeded per session)")->default_val(cfg.llm.seed);
+    // The session's knobs come from the duplex knob table (speak/duplex-knobs.h), also the
+    // bench duplex workload's: one name, one parser, aliases for the older spellings.
+    for (const auto &k : speak::duplex_knob_table()) {
+        std::string names = "--" + k.name;
+        for (const auto &a : k.aliases) names += ",--" + a;
+        std::string help = k.help;
+        if (!k.allowed.empty()) {
+            std::string list;
+            for (const auto &v : k.allowed) list += (list.empty() ? "" : ", ") + v;
+            help += " (" + list + ")";
+        }
+        if (!k.unit.empty()) help += " [" + k.unit + "]";
+        if (k.changes_math) help += " (changes the output, not only its speed)";
+        const std::string name = k.name;
+        auto *opt = sub->add_option_function<std::string>(
+            names,
+            [c, name](const std::string &v) {
+                speak::apply_duplex_knob(c->cfg, name, v);
+                if (name == "twin-text-rate") c->twin_text_rate_given = true;
+            },
+            help);
+        opt->type_name(!k.allowed.empty() ? [&] {
+            std::string t;
+            for (const auto &v : k.allowed) t += (t.empty() ? "" : "|") + v;
+            return t;
+        }() : k.unit.empty() ? "TEXT" : "NUM");
+        if (k.required) opt->required();
+        else if (const std::string d = k.get(cfg); !d.empty()) opt->default_str(d);
+    }
     sub->add_option("--json", c->json_path,
                     "Write the result to FILE ('-' = stdout): meta, frames[], audio_chunks[] (the analyzer's input, "
                     "spec §5.1), stages, and the analysis (schema rtfkit.duplex-report/1)");

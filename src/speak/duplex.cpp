@@ -68,10 +68,13 @@ void DuplexConfig::validate() const {
     if (!(twin_text_rate >= 0 && twin_text_rate <= 1000))
         throw_usage("--twin-text-rate: must be in [0, 1000] text tokens per second of audio (0 = no cap)");
     for (auto [cap, flag] : {std::pair{encoder_queue_cap, "--encoder-queue-cap"}, std::pair{prefill_queue_cap, "--prefill-queue-cap"},
-                             std::pair{tts_queue_cap, "--tts-queue-cap"}, std::pair{t2w_queue_cap, "--t2w-queue-cap"}})
+                             std::pair{tts_queue_cap, "--d1"}, std::pair{t2w_queue_cap, "--d2"}})
         if (cap < 1 || cap > pipe::PipelineConfig::kMaxDepth)
             throw_usage(std::string(flag) + " " + std::to_string(cap) + ": use 1 .. " + std::to_string(pipe::PipelineConfig::kMaxDepth));
-    if (threads < 0 || threads > 256) throw_usage("--threads " + std::to_string(threads) + ": use 0 (auto) .. 256");
+    for (auto [n, flag] : {std::pair{threads, "--threads"}, std::pair{llm_threads, "--llm-threads"},
+                           std::pair{tts_threads, "--tts-threads"}, std::pair{t2w_threads_t2m, "--t2w-threads-t2m"},
+                           std::pair{t2w_threads_voc, "--t2w-threads-voc"}, std::pair{apm_threads, "--apm-threads"}})
+        if (n < 0 || n > 256) throw_usage(std::string(flag) + " " + std::to_string(n) + ": use 0 (auto) .. 256");
     if (!speak_frames.empty()) {
         auto r = parse_frame_ranges(speak_frames, "--speak-frames");
         if (r.front().first < llm.force_listen_count)
@@ -100,15 +103,14 @@ void DuplexConfig::finalize() {
         const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         threads = std::clamp(hw / 2, 1, 4);
     }
-    apm.n_threads = threads;
-    llm.placement.n_threads = threads;
-    llm.placement.n_threads_batch = threads;
-    // A frame's prefill is ~15 rows: a batch larger than a small --ctx-size buys nothing.
+    auto or_default = [](int own, int dflt) { return own > 0 ? own : dflt; };
+    apm.n_threads = or_default(apm_threads, threads);
+    llm.placement.n_threads = llm.placement.n_threads_batch = or_default(llm_threads, threads);
+    // A frame's prefill is ~15 rows: a batch larger than a small --llm-ctx buys nothing.
     llm.placement.n_batch = std::min(llm.placement.n_batch, llm.placement.n_ctx);
-    tts.placement.n_threads = threads;
-    tts.placement.n_threads_batch = threads;
-    t2w.threads_t2m = std::max(1, threads / 2);
-    t2w.threads_voc = std::max(1, threads / 2);
+    tts.placement.n_threads = tts.placement.n_threads_batch = or_default(tts_threads, threads);
+    t2w.threads_t2m = or_default(t2w_threads_t2m, std::max(1, threads / 2));
+    t2w.threads_voc = or_default(t2w_threads_voc, std::max(1, threads / 2));
     tts.mode = lm::TtsMode::Duplex;
 }
 

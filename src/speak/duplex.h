@@ -88,6 +88,9 @@ struct DuplexConfig {
     double twin_text_rate = 4.0;
     int encoder_queue_cap = 16, prefill_queue_cap = 30, tts_queue_cap = 16, t2w_queue_cap = 16;
     int threads = 0;                 // compute threads of each stage's engine; 0 = min(4, CPUs / 2)
+    // Per stage, over `threads` (0 = from it: LLM, TTS and the audio encoder get `threads`,
+    // token2mel and the vocoder half of it each). Knob names as speak's (duplex-knobs.h).
+    int llm_threads = 0, tts_threads = 0, t2w_threads_t2m = 0, t2w_threads_voc = 0, apm_threads = 0;
     lm::DuplexLlmConfig llm;         // model_path filled from the kit
     lm::TtsConfig tts;               // model_path / projector_path filled from the kit; mode Duplex
     t2w::T2wConfig t2w;

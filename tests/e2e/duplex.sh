@@ -114,7 +114,7 @@ expect_rc 1 '--interval' -- "${D[@]}" --interval soon
 
 # 4b. a session longer than the LLM's context: the context slides (the reference's policy) and
 # the session completes; with --context stop it ends with "context full" (exit 3)
-"$RTF" "${D[@]}" --frames 40 --interval 50ms --speak-frames 5 --ctx-size 256 --json "$TMP/slide.json" \
+"$RTF" "${D[@]}" --frames 40 --interval 50ms --speak-frames 5 --llm-ctx 256 --json "$TMP/slide.json" \
   > "$TMP/slide.out" 2>&1
 rc=$?
 python3 - "$TMP/slide.json" "$rc" <<'PY' && echo "ok: context slide -> $rc" || { echo "FAIL: context slide -> $rc"; head -20 "$TMP/slide.out"; fails=$((fails+1)); }

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "common/scratch-dir.h"
+#include "speak/duplex-knobs.h"
 #include "speak/knobs.h"
 
 using namespace rtf;
@@ -180,4 +181,51 @@ TEST(Knobs, TextFileAndFinalize) {
     apply_knob(none, "models", "/nonexistent");
     EXPECT_NE(usage_message([&] { finalize(none); }).find("-p/--prompt"), std::string::npos);
     std::remove(f.c_str());
+}
+
+// Issue 32: duplex's knobs are one table too (duplex-knobs.h), and a concept both modes have
+// is spelt as speak spells it, with speak's allowed values; the older spellings are aliases.
+TEST(DuplexKnobs, OneTableSpeaksNamesAndAliases) {
+    std::set<std::string> seen;
+    for (const auto &k : duplex_knob_table()) {
+        EXPECT_TRUE(seen.insert(k.name).second) << k.name;
+        for (const auto &a : k.aliases) EXPECT_TRUE(seen.insert(a).second) << a;
+        EXPECT_FALSE(k.help.empty()) << k.name;
+        EXPECT_TRUE(k.set && k.get) << k.name;
+        if (const KnobDef *s = find_knob(k.name)) {  // shared with speak: same allowed values and math flag
+            EXPECT_EQ(k.allowed, s->allowed) << k.name;
+            EXPECT_EQ(k.changes_math, s->changes_math) << k.name;
+        }
+        EXPECT_EQ(find_knob(k.name) == nullptr && !k.aliases.empty(), false)
+            << k.name << ": a renamed knob takes speak's name";
+    }
+    for (const char *n : {"d1", "d2", "llm-ctx", "seed", "twin-text-rate", "llm-threads", "tts-threads", "t2w-threads-t2m",
+                          "t2w-threads-voc", "llm-weight-type", "tts-weight-type", "t2w-type-t2m", "t2w-type-voc"})
+        EXPECT_NE(find_duplex_knob(n), nullptr) << n;
+
+    DuplexConfig c;
+    apply_duplex_knob(c, "tts-queue-cap", "3");  // alias of d1
+    apply_duplex_knob(c, "d2", "5");
+    apply_duplex_knob(c, "ctx-size", "512");     // alias of llm-ctx
+    apply_duplex_knob(c, "interval", "250ms");
+    apply_duplex_knob(c, "context", "stop");
+    apply_duplex_knob(c, "threads", "4");
+    apply_duplex_knob(c, "tts-threads", "1");
+    EXPECT_EQ(c.tts_queue_cap, 3);
+    EXPECT_EQ(c.t2w_queue_cap, 5);
+    EXPECT_EQ(c.llm.placement.n_ctx, 512u);
+    EXPECT_DOUBLE_EQ(c.interval_ms, 250);
+    EXPECT_FALSE(c.llm.context_slide);
+    c.models_dir = "kit";
+    c.input = "in.wav";
+    c.validate();
+    c.finalize();
+    EXPECT_EQ(c.llm.placement.n_threads, 4);
+    EXPECT_EQ(c.tts.placement.n_threads, 1);   // its own knob over --threads
+    EXPECT_EQ(c.t2w.threads_t2m, 2);           // half of --threads
+    EXPECT_EQ(c.apm.n_threads, 4);
+
+    EXPECT_NE(usage_message([&] { apply_duplex_knob(c, "d1", "0"); }).find("--d1"), std::string::npos);
+    EXPECT_NE(usage_message([&] { apply_duplex_knob(c, "t2w-type-voc", "q4"); }).find("f32, f16, bf16"), std::string::npos);
+    EXPECT_NE(usage_message([&] { apply_duplex_knob(c, "no-such", "1"); }).find("not a duplex knob"), std::string::npos);
 }
