@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/robust-stats.h"
+#include "core/robust-stats.h"
 
 namespace rtf::bench {
 

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/limits.h"
-#include "bench/model-floors.h"
-#include "bench/robust-stats.h"
+#include "predict/limits.h"
+#include "predict/model-floors.h"
+#include "core/robust-stats.h"
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "models/lm/llama-runtime.h"
@@ -295,8 +295,8 @@ LmBenchResult run_lm_bench(const LmBenchConfig &cfg, const std::function<void(co
     }
     if (cfg.memory_floor) {
         // KV costed at the middle of a run: the prompt (LLM) or the condition rows, plus n/2.
-        const auto c = decoder_file_cost(res.measured_file, cfg.stage, cfg.n_gen / 2 + 16);
-        const auto bw = measure_bandwidth(size_t{256} << 20, std::max(1, cfg.placement.threads()), 3);
+        const auto c = predict::decoder_file_cost(res.measured_file, cfg.stage, cfg.n_gen / 2 + 16);
+        const auto bw = predict::measure_bandwidth(size_t{256} << 20, std::max(1, cfg.placement.threads()), 3);
         res.floor_bytes_per_token = c.bytes_per_unit;
         res.bandwidth_gib_s = bw.read_gib_s;
         res.floor_tps = c.bytes_per_unit > 0 ? bw.read_gib_s * 1073741824.0 / c.bytes_per_unit : 0;

@@ -31,7 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/leverage.h"
-#include "bench/robust-stats.h"
+#include "core/robust-stats.h"
 #include "bench/workload.h"
 #include "monitor/monitor.h"
 

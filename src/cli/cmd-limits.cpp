@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/hardware.h"
-#include "bench/limits.h"
-#include "bench/model-floors.h"
-#include "bench/peak-flops.h"
-#include "bench/roofline.h"
+#include "predict/hardware.h"
+#include "predict/limits.h"
+#include "predict/model-floors.h"
+#include "predict/peak-flops.h"
+#include "predict/roofline.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -75,7 +75,7 @@ int run_limits(const LimitsOptions &o) {
     if (o.devices != "all")
         for (const auto &d : split(o.devices, ',')) find_backend_device(trim(d));  // Usage error names it
 
-    bench::FloorAssumptions fa;
+    predict::FloorAssumptions fa;
     fa.text_tokens_per_s = parse_double(o.text_tokens_per_s, "--text-tokens-per-s", 1e-3, 1e4);
     fa.llm_kv_tokens = static_cast<int>(parse_int(o.llm_kv_tokens, "--llm-kv-tokens", 0, 1 << 22));
     fa.tts_kv_tokens = static_cast<int>(parse_int(o.tts_kv_tokens, "--tts-kv-tokens", 0, 1 << 22));
@@ -84,10 +84,10 @@ int run_limits(const LimitsOptions &o) {
         for (const auto &[s, v] : parse_key_values(o.stage_threads, "--stage-threads"))
             stage_threads[s] = static_cast<int>(parse_int(v, "--stage-threads " + s, 1, 4096));
     // Check the model folder before spending a minute measuring.
-    std::unique_ptr<bench::ModelCosts> costs;
-    if (!o.models.empty()) costs = std::make_unique<bench::ModelCosts>(bench::model_costs(o.models, fa));
+    std::unique_ptr<predict::ModelCosts> costs;
+    if (!o.models.empty()) costs = std::make_unique<predict::ModelCosts>(predict::model_costs(o.models, fa));
 
-    bench::MachineRates rates;
+    predict::MachineRates rates;
     std::ostringstream out;
     out << "rtf limits: " << (topo.cpu_model.empty() ? "unknown CPU" : topo.cpu_model) << ", " << topo.n_cores
         << " cores, " << n_pus << " PUs allowed\n\n";
@@ -95,7 +95,7 @@ int run_limits(const LimitsOptions &o) {
         out << "memory bandwidth (CPU, " << (bw_bytes >> 20) << " MiB arrays, best of " << reps << "):\n"
             << "  threads   read GiB/s   triad GiB/s (STREAM)   copy GiB/s (as mbw memcpy)\n";
         for (int t : threads) {
-            auto b = bench::measure_bandwidth(bw_bytes, t, reps);
+            auto b = predict::measure_bandwidth(bw_bytes, t, reps);
             rates.bandwidth.push_back(b);
             out << "  " << t << "         " << fmt(b.read_gib_s, 2) << "        " << fmt(b.triad_gib_s, 2) << "                  "
                 << fmt(b.copy_gib_s, 2) << "\n";
@@ -107,8 +107,8 @@ int run_limits(const LimitsOptions &o) {
         out << "arithmetic peak (CPU, register-only multiply-add loops, " << "all threads at once):\n"
             << "  type   isa          threads   GFLOP/s (int8: GOP/s)\n";
         for (int t : threads)
-            for (const auto &ty : bench::peak_types()) {
-                auto pr = bench::measure_peak(ty, t);
+            for (const auto &ty : predict::peak_types()) {
+                auto pr = predict::measure_peak(ty, t);
                 rates.peak.push_back(pr);
                 char line[160];
                 std::snprintf(line, sizeof line, "  %-6s %-12s %-9d %.1f\n", pr.type.c_str(), pr.isa.c_str(), pr.n_threads,
@@ -122,9 +122,9 @@ int run_limits(const LimitsOptions &o) {
             bool cpu = find_backend_device(d).type == "cpu";
             std::vector<int> ts = cpu ? threads : std::vector<int>{0};
             for (int t : ts) {
-                std::vector<bench::MatmulResult> rs;
-                for (const auto &ty : types) rs.push_back(bench::measure_matmul(d, ty, t, mm, reps));
-                if (gm > 0 && gk > 0) rs.push_back(bench::measure_gemv(d, t, gm, gk, reps));
+                std::vector<predict::MatmulResult> rs;
+                for (const auto &ty : types) rs.push_back(predict::measure_matmul(d, ty, t, mm, reps));
+                if (gm > 0 && gk > 0) rs.push_back(predict::measure_gemv(d, t, gm, gk, reps));
                 for (const auto &r : rs) {
                     rates.matmul.push_back(r);
                     const double pk = cpu && r.type != "gemv-f16" ? rates.peak_gflops(r.type, r.n_threads) : NAN;
@@ -143,10 +143,10 @@ int run_limits(const LimitsOptions &o) {
                         {"machine", machine_json()},
                         {"versions", versions_json()}};
     auto bw = nlohmann::json::array();
-    for (const auto &b : rates.bandwidth) bw.push_back(bench::to_json(b));
+    for (const auto &b : rates.bandwidth) bw.push_back(predict::to_json(b));
     auto mmj = nlohmann::json::array();
     for (const auto &m : rates.matmul) {
-        auto mj = bench::to_json(m);
+        auto mj = predict::to_json(m);
         // the machine's ceiling beside ggml's achieved rate: their ratio is the operator headroom
         mj["ggml_gflops"] = m.gflops;
         const double pk = m.device == "CPU" && m.type != "gemv-f16" ? rates.peak_gflops(m.type, m.n_threads) : NAN;
@@ -156,7 +156,7 @@ int run_limits(const LimitsOptions &o) {
     }
     auto pkj = nlohmann::json::array();
     for (const auto &p : rates.peak) {
-        auto pj = bench::to_json(p);
+        auto pj = predict::to_json(p);
         pj["peak_gflops"] = p.gflops;
         pkj.push_back(pj);
     }
@@ -166,11 +166,11 @@ int run_limits(const LimitsOptions &o) {
     if (costs) {
         if (rates.bandwidth.empty() || rates.matmul.empty())
             throw_usage("--models needs both measurements (drop --no-bandwidth / --no-matmul)");
-        auto p = bench::path_limits(*costs, rates, stage_threads, max_threads);
+        auto p = predict::path_limits(*costs, rates, stage_threads, max_threads);
         auto cj = nlohmann::json::array();
-        for (const auto &c : costs->stages) cj.push_back(bench::to_json(c));
+        for (const auto &c : costs->stages) cj.push_back(predict::to_json(c));
         j["models"] = {{"dir", costs->dir}, {"assumptions", fa.to_json()}, {"stages", cj}, {"notes", costs->notes}};
-        j["path"] = bench::to_json(p);
+        j["path"] = predict::to_json(p);
         out << "stage floors (" << costs->dir << "; RTF = seconds of work per second of audio):\n"
             << "  stage  threads  unit         units/s   MB/unit     GFLOP/unit  memory RTF  compute RTF  floor RTF  bound     "
                "compute RTF at ggml's rate\n";
@@ -193,7 +193,7 @@ int run_limits(const LimitsOptions &o) {
     }
     if (!o.save_hardware.empty()) {
         // This CPU as an `rtf predict` hardware description: the rates at the most threads measured.
-        write_json(bench::hardware_from_limits(rates, max_threads, topo.cpu_model.empty() ? "unknown CPU" : topo.cpu_model,
+        write_json(predict::hardware_from_limits(rates, max_threads, topo.cpu_model.empty() ? "unknown CPU" : topo.cpu_model,
                                                utc_timestamp()),
                    o.save_hardware);
         out << "hardware description (rtf predict --hardware / --here): " << o.save_hardware << "\n";

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/hardware.h"
-#include "bench/model-floors.h"
-#include "bench/predict.h"
+#include "predict/hardware.h"
+#include "predict/model-floors.h"
+#include "predict/predict.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -57,7 +57,7 @@ std::optional<history::Entry> calibration_row(const std::string &sel, const std:
     f.metric = "rtf_stage.tts";
     auto rows = h.list(f);
     for (auto it = rows.rbegin(); it != rows.rend(); ++it)
-        if (it->kit.is_object() && !bench::measured_stage_rtfs(it->metrics).empty()) return *it;
+        if (it->kit.is_object() && !predict::measured_stage_rtfs(it->metrics).empty()) return *it;
     why = "no measured run of this machine with per-stage figures in " + h.path() +
           " (run `rtf bench --workload speak --models KIT` or `rtf speak`; or --calibrate ID)";
     return std::nullopt;
@@ -65,12 +65,12 @@ std::optional<history::Entry> calibration_row(const std::string &sel, const std:
 
 // This machine's description for the calibration floors: --here, or with "auto" the shipped
 // description whose CPU model is this machine's.
-std::optional<bench::Hardware> here_hardware(const std::string &sel, const nlohmann::json &machine, std::string &why) {
-    if (sel != "auto") return bench::load_hardware(sel);
+std::optional<predict::Hardware> here_hardware(const std::string &sel, const nlohmann::json &machine, std::string &why) {
+    if (sel != "auto") return predict::load_hardware(sel);
     const auto c = machine.find("cpu");
     const std::string cpu = c != machine.end() && c->is_object() ? c->value("cpu_model", "") : "";
-    for (const auto &n : bench::list_hardware()) {
-        auto h = bench::load_hardware(n);
+    for (const auto &n : predict::list_hardware()) {
+        auto h = predict::load_hardware(n);
         if (h.devices.size() == 1 && h.devices[0].is_cpu() && !cpu.empty() && h.devices[0].model == cpu) return h;
     }
     why = "no shipped description of this CPU ('" + cpu + "'): write one with `rtf limits --save-hardware FILE` "
@@ -80,25 +80,25 @@ std::optional<bench::Hardware> here_hardware(const std::string &sel, const nlohm
 
 int run_predict(const PredictOptions &o) {
     if (o.list) {
-        for (const auto &n : bench::list_hardware()) {
-            auto h = bench::load_hardware(n);
-            std::cout << n << "  " << h.title << "  (placement " << bench::placement_text(bench::parse_placement("", h)) << ")\n";
+        for (const auto &n : predict::list_hardware()) {
+            auto h = predict::load_hardware(n);
+            std::cout << n << "  " << h.title << "  (placement " << predict::placement_text(predict::parse_placement("", h)) << ")\n";
         }
         return 0;
     }
     if (o.hardware.empty()) throw_usage("--hardware: required (a shipped NAME, see --list, or FILE.json)");
     if (o.models.empty() == o.scale.empty()) throw_usage("--models KIT or --scale tiny|cpu|full: give exactly one");
-    bench::FloorAssumptions fa;
+    predict::FloorAssumptions fa;
     fa.text_tokens_per_s = parse_double(o.text_tokens_per_s, "--text-tokens-per-s", 1e-3, 1e4);
     fa.llm_kv_tokens = static_cast<int>(parse_int(o.llm_kv_tokens, "--llm-kv-tokens", 0, 1 << 22));
     fa.tts_kv_tokens = static_cast<int>(parse_int(o.tts_kv_tokens, "--tts-kv-tokens", 0, 1 << 22));
-    const bench::Hardware hw = bench::load_hardware(o.hardware);
-    const bench::Placement pl = bench::parse_placement(o.placement, hw);
-    const bench::ModelCosts costs =
-        o.models.empty() ? bench::model_costs_for_layout(gguf::minicpmo45::parse_scale(o.scale, "--scale"),
+    const predict::Hardware hw = predict::load_hardware(o.hardware);
+    const predict::Placement pl = predict::parse_placement(o.placement, hw);
+    const predict::ModelCosts costs =
+        o.models.empty() ? predict::model_costs_for_layout(gguf::minicpmo45::parse_scale(o.scale, "--scale"),
                                                           gguf::parse_weight_type(o.type, "--type"), fa)
-                         : bench::model_costs(o.models, fa);
-    bench::Prediction p = bench::predict(costs, hw, pl, fa);
+                         : predict::model_costs(o.models, fa);
+    predict::Prediction p = predict::predict(costs, hw, pl, fa);
 
     // Calibration: the same stages measured here, against their floors here.
     std::string why;
@@ -116,13 +116,13 @@ int run_predict(const PredictOptions &o) {
                 return std::to_string(n <= 0 || n > all ? all : n);
             };
             const std::string cpu = here->devices[0].name;
-            const auto here_pl = bench::parse_placement("llm=" + cpu + ":" + th("llm-threads") + ",tts=" + cpu + ":" +
+            const auto here_pl = predict::parse_placement("llm=" + cpu + ":" + th("llm-threads") + ",tts=" + cpu + ":" +
                                                             th("tts-threads") + ",t2m=" + cpu + ":" + th("t2w-threads-t2m") +
                                                             ",voc=" + cpu + ":" + th("t2w-threads-voc"),
                                                         *here, "calibration placement");
             // The floors here at the text rate of the measured run (its reply's tokens per second of
             // audio), not the assumed one: the LLM's share depends on it.
-            bench::FloorAssumptions fa_here = fa;
+            predict::FloorAssumptions fa_here = fa;
             history::History h(o.history_db.empty() ? history::History::default_path() : o.history_db);
             const nlohmann::json res = h.result(row->id);
             if (res.is_object() && res.contains("output") && res["output"].is_object()) {
@@ -130,12 +130,12 @@ int run_predict(const PredictOptions &o) {
                 const double n = out.value("n_text_tokens", 0.0), s = out.value("audio_s", 0.0);
                 if (n > 0 && s > 0) fa_here.text_tokens_per_s = n / s;
             }
-            const auto here_p = bench::predict(bench::model_costs(kit_dir, fa_here), *here, here_pl, fa_here);
+            const auto here_p = predict::predict(predict::model_costs(kit_dir, fa_here), *here, here_pl, fa_here);
             const std::string from = "history row " + std::to_string(row->id) + " (" + row->kind + ", " + row->created +
                                      ", kit " + kit_dir + ", " + fmt(fa_here.text_tokens_per_s, 2) +
-                                     " text tokens per audio s) on " + here->name + " with " + bench::placement_text(here_pl);
-            bench::calibrate(p, here_p, bench::measured_stage_rtfs(row->metrics), from);
-            cal = {{"history_id", row->id}, {"kit", kit_dir}, {"here", here->path}, {"placement", bench::placement_text(here_pl)}};
+                                     " text tokens per audio s) on " + here->name + " with " + predict::placement_text(here_pl);
+            predict::calibrate(p, here_p, predict::measured_stage_rtfs(row->metrics), from);
+            cal = {{"history_id", row->id}, {"kit", kit_dir}, {"here", here->path}, {"placement", predict::placement_text(here_pl)}};
             why.clear();
         }
     }
@@ -146,7 +146,7 @@ int run_predict(const PredictOptions &o) {
                           {"command", "predict"},
                           {"hardware", hwj},
                           {"assumptions", fa.to_json()},
-                          {"prediction", bench::to_json(p)},
+                          {"prediction", predict::to_json(p)},
                           {"calibration", cal},
                           {"versions", versions_json()}};
     if (o.json_path != "-" && o.md_path != "-") std::cout << report::predict_markdown(doc);

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/tune.h"
+#include "tune/tune.h"
 #include "bench/workload.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
@@ -37,7 +37,7 @@ struct TuneOptions {
 double budget_seconds(const std::string &t) { return parse_duration_ms(t, "--budget (e.g. 40m, 1h, 90s)") / 1000.0; }
 
 int run_tune(const TuneOptions &o) {
-    bench::TuneConfig tc;
+    tune::TuneConfig tc;
     tc.pc.runs = static_cast<int>(parse_int(o.runs, "--runs", 1, 1000));
     tc.pc.warmup = static_cast<int>(parse_int(o.warmup, "--warmup", 0, 100));
     tc.pc.noise = parse_double(o.noise, "--noise", 0, 100);
@@ -55,28 +55,28 @@ int run_tune(const TuneOptions &o) {
     for (const auto &s : o.set)
         for (const auto &[k, v] : bench::parse_knob_list(s, "--set")) bench::set_knob(base, k, v);
 
-    std::vector<bench::TuneCandidate> cands;
-    for (const auto &c : o.candidates) cands.push_back(bench::TuneCandidate::parse(c, "--candidate"));
+    std::vector<tune::TuneCandidate> cands;
+    for (const auto &c : o.candidates) cands.push_back(tune::TuneCandidate::parse(c, "--candidate"));
     if (cands.empty()) {
         if (workload != "speak") throw_usage("--candidate: the " + workload + " workload has no built-in candidates; give some");
-        cands = bench::speak_candidates(base, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+        cands = tune::speak_candidates(base, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     }
     std::cerr << "rtf tune: workload " << workload << ", " << cands.size() << " candidate(s), " << tc.pc.runs
               << " runs per side, noise " << tc.pc.noise << ", budget " << o.budget
               << (tc.allow_math ? ", math-changing candidates allowed" : "") << "\n";
     if (o.list_only) {
         for (const auto &c : cands)
-            std::cout << bench::kTuneLayers[c.layer] << "  " << c.knob << "=" << c.value << "  stage " << (c.stage.empty() ? "all" : c.stage)
+            std::cout << tune::kTuneLayers[c.layer] << "  " << c.knob << "=" << c.value << "  stage " << (c.stage.empty() ? "all" : c.stage)
                       << (c.changes_math ? "  (changes the math)" : "") << "\n";
         return 0;
     }
-    auto r = bench::tune(info, base, cands, tc, [](const std::string &l) { std::cerr << "rtf tune: " << l << "\n"; });
-    nlohmann::json doc = bench::to_json(r);
+    auto r = tune::tune(info, base, cands, tc, [](const std::string &l) { std::cerr << "rtf tune: " << l << "\n"; });
+    nlohmann::json doc = tune::to_json(r);
     doc["workload"] = workload;
     const std::string md = report::tune_markdown(doc);
     if (o.md_path != "-" && o.json_path != "-") std::cout << md;
     if (!o.out.empty()) {
-        write_json(bench::tuned_config(r), o.out);
+        write_json(tune::tuned_config(r), o.out);
         std::cerr << "rtf tune: wrote " << o.out << " (" << r.changes.size() << " kept change(s); use it with --config)\n";
     }
     if (!o.json_path.empty()) write_json(doc, o.json_path);

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench/robust-stats.h"
+#include "core/robust-stats.h"
 #include "rtf/build-info.h"
 #include "core/error.h"
 #include "models/provenance.h"
@@ -448,7 +448,7 @@ Check check_regression(const Entry &baseline, const Entry &candidate, const std:
     };
     const auto a = runs(baseline), b = runs(candidate);
     if (a.size() >= 3 && b.size() >= 3) {
-        const auto t = bench::mann_whitney_u(a, b);
+        const auto t = mann_whitney_u(a, b);
         if (t.possible) {
             char buf[128];
             std::snprintf(buf, sizeof buf, "p=%.3g (Mann-Whitney U, %zu vs %zu runs)", t.p_value, a.size(), b.size());

@@ -13,14 +13,14 @@
 #include <ggml.h>
 #include <gguf.h>
 
-#include "bench/limits.h"
-#include "bench/model-floors.h"
-#include "bench/peak-flops.h"
-#include "bench/roofline.h"
+#include "predict/limits.h"
+#include "predict/model-floors.h"
+#include "predict/peak-flops.h"
+#include "predict/roofline.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
 
-using namespace rtf::bench;
+using namespace rtf::predict;
 namespace fs = std::filesystem;
 
 namespace {

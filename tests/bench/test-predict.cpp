@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/hardware.h"
-#include "bench/model-floors.h"
-#include "bench/predict.h"
+#include "predict/hardware.h"
+#include "predict/model-floors.h"
+#include "predict/predict.h"
 #include "core/error.h"
 
 using namespace rtf;
-using namespace rtf::bench;
+using namespace rtf::predict;
 using nlohmann::json;
 namespace m = rtf::gguf::minicpmo45;
 
@@ -116,12 +116,12 @@ TEST(Predict, FloorScalesWithBandwidthAndThreads) {
     j["devices"][0]["memory_gb_s"] = fig(200);
     Hardware h2 = parse_hardware(j, "b");
     const Placement pl = parse_placement("", h1);
-    auto p1 = predict(c, h1, pl, {}), p2 = predict(c, h2, pl, {});
+    auto p1 = predict::predict(c, h1, pl, {}), p2 = predict::predict(c, h2, pl, {});
     // The LLM decode is memory-bound on this CPU: twice the bandwidth, half the floor.
     EXPECT_EQ(stage(p1, "llm").bound, "memory");
     EXPECT_NEAR(stage(p2, "llm").floor_rtf, stage(p1, "llm").floor_rtf / 2, 1e-12);
     // token2mel is compute-bound: half the threads, twice the compute floor.
-    auto p4 = predict(c, h1, parse_placement("t2m=cpu:4", h1), {});
+    auto p4 = predict::predict(c, h1, parse_placement("t2m=cpu:4", h1), {});
     EXPECT_EQ(stage(p1, "t2m").bound, "compute");
     EXPECT_NEAR(stage(p4, "t2m").compute_rtf, 2 * stage(p1, "t2m").compute_rtf, 1e-12);
     // Serial = sum; overlapped >= the largest floor and <= serial.
@@ -132,7 +132,7 @@ TEST(Predict, FloorScalesWithBandwidthAndThreads) {
     EXPECT_LE(p1.overlapped_rtf, p1.serial_rtf + 1e-12);
     // A stage on another device than its predecessor pays the host link; on the same, nothing.
     EXPECT_EQ(stage(p1, "tts").transfer_rtf, 0);
-    auto px = predict(c, h1, parse_placement("tts=acc", h1), {});
+    auto px = predict::predict(c, h1, parse_placement("tts=acc", h1), {});
     EXPECT_GT(stage(px, "tts").transfer_rtf, 0);
     EXPECT_GT(stage(px, "t2m").transfer_rtf, 0);  // and back to the CPU after it
 }
@@ -145,7 +145,7 @@ TEST(Predict, LayoutCostsSplitToken2WavIntoItsParts) {
     EXPECT_LT(c.stages[0].bytes_per_unit, 17.5e9);
     json j = two_devices();
     Hardware h = parse_hardware(j, "hw");
-    auto p = predict(c, h, parse_placement("", h), {});
+    auto p = predict::predict(c, h, parse_placement("", h), {});
     EXPECT_NEAR(stage(p, "t2m").flops_per_audio_s + stage(p, "voc").flops_per_audio_s, c.stages[2].flops_per_unit,
                 1e-6 * c.stages[2].flops_per_unit);
     EXPECT_NEAR(stage(p, "t2m").bytes_per_audio_s + stage(p, "voc").bytes_per_audio_s, c.stages[2].bytes_per_unit, 1.0);
@@ -153,7 +153,7 @@ TEST(Predict, LayoutCostsSplitToken2WavIntoItsParts) {
 
 TEST(Predict, Ascend910bWriteUpPlacementBindsOnTheCpuLlmThenTheVocoder) {
     const Hardware h = load_hardware("ascend-910b");
-    auto p = predict(full_f16(), h, parse_placement("", h), {});
+    auto p = predict::predict(full_f16(), h, parse_placement("", h), {});
     ASSERT_GE(p.order.size(), 2u);
     EXPECT_EQ(p.order[0], "llm");
     EXPECT_EQ(stage(p, "llm").device, "cpu");
@@ -163,22 +163,22 @@ TEST(Predict, Ascend910bWriteUpPlacementBindsOnTheCpuLlmThenTheVocoder) {
     EXPECT_EQ(p.levers[0].to, "npu");
     EXPECT_EQ(p.levers[0].next_bottleneck, "voc");
     EXPECT_LT(p.levers[0].to_prefill_s, p.levers[0].from_prefill_s);
-    auto moved = predict(full_f16(), h, parse_placement("llm=npu", h), {});
+    auto moved = predict::predict(full_f16(), h, parse_placement("llm=npu", h), {});
     EXPECT_EQ(moved.order[0], "voc");
     EXPECT_LT(moved.serial_rtf, p.serial_rtf);
 }
 
 TEST(Predict, Rtx4090LlmIsNotTheBottleneck) {
     const Hardware h = load_hardware("rtx-4090");
-    auto p = predict(model_costs_for_layout(m::Scale::full, gguf::WeightType::q4_k_m, {}), h, parse_placement("", h), {});
+    auto p = predict::predict(model_costs_for_layout(m::Scale::full, gguf::WeightType::q4_k_m, {}), h, parse_placement("", h), {});
     EXPECT_NE(p.order.front(), "llm");
 }
 
 TEST(Predict, CalibrationDividesByTheEfficiencyMeasuredHere) {
     const ModelCosts c = model_costs_for_layout(m::Scale::cpu, gguf::WeightType::f16, {});
     Hardware h = parse_hardware(two_devices(), "hw");
-    auto here = predict(c, h, parse_placement("", h), {});
-    auto there = predict(c, h, parse_placement("t2w=acc", h), {});
+    auto here = predict::predict(c, h, parse_placement("", h), {});
+    auto there = predict::predict(c, h, parse_placement("t2w=acc", h), {});
     json metrics = {{"rtf_stage.llm", 2 * stage(here, "llm").floor_rtf},
                     {"rtf_stage.tts", 4 * stage(here, "tts").floor_rtf},
                     {"t2w.token2mel_ms.p50", 1000 * 10 * stage(here, "t2m").floor_rtf},
@@ -196,7 +196,7 @@ TEST(Predict, CalibrationDividesByTheEfficiencyMeasuredHere) {
                     stage(there, "voc").likely_rtf,
                 1e-12);
     // A stage without a measurement stays uncalibrated, and so does the total.
-    auto partial = predict(c, h, parse_placement("", h), {});
+    auto partial = predict::predict(c, h, parse_placement("", h), {});
     calibrate(partial, here, {{"llm", 1.0}}, "one stage");
     EXPECT_TRUE(std::isnan(stage(partial, "tts").likely_rtf));
     EXPECT_TRUE(std::isnan(partial.likely_serial_rtf));

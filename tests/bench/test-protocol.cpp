@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "report/report.h"
 
+using namespace rtf;
 using namespace rtf::bench;
 
 namespace {

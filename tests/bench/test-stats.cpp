@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "bench/robust-stats.h"
+#include "core/robust-stats.h"
 
-using namespace rtf::bench;
+using namespace rtf;
 
 TEST(RobustStats, MedianMadAndOutliers) {
     // median 3; |x - 3| = {2,1,0,1,97} -> MAD 1; z(100) = 0.6745 * 97 = 65.4 > 3.5

@@ -1,4 +1,4 @@
-// bench::tune on the mock workload (exact, no real work): the planted checks of the issue —
+// tune::tune on the mock workload (exact, no real work): the planted checks of the issue —
 // a knob that helps by 10 % is kept, one that helps by 1 % is rejected as noise, a faster
 // one that fails a quality gate is rejected with that reason, a helpful knob two layers
 // down is tried only after the helpful one above it, math-changing candidates need the
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/tune.h"
+#include "tune/tune.h"
 #include "bench/workload.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
@@ -17,6 +17,7 @@
 
 using namespace rtf;
 using namespace rtf::bench;
+using namespace rtf::tune;
 
 namespace {
 TuneConfig quick() {
@@ -40,7 +41,7 @@ TEST(Tune, KeepsRealWinsOnlyTopLayerFirst) {
         TuneCandidate::parse("pipeline:rtf=0.45", "c"),      // helps by 10 %
         TuneCandidate::parse("types:quality=fail", "c"),     // "faster" but fails its gate
     };
-    auto r = tune(find_workload("mock"), {}, c, quick());
+    auto r = tune::tune(find_workload("mock"), {}, c, quick());
     EXPECT_EQ(trial(r, "rtf", "0.45").verdict, "kept");
     EXPECT_EQ(trial(r, "rtf", "0.495").verdict, "within noise");
     EXPECT_EQ(trial(r, "quality", "fail").verdict, "failed gate");
@@ -59,23 +60,23 @@ TEST(Tune, KeepsRealWinsOnlyTopLayerFirst) {
 TEST(Tune, MathChangesNeedTheOptInAndTheBudgetIsKept) {
     auto m = TuneCandidate::parse("types:rtf=0.3", "c");
     m.changes_math = true;
-    auto r = tune(find_workload("mock"), {}, {m}, quick());
+    auto r = tune::tune(find_workload("mock"), {}, {m}, quick());
     EXPECT_EQ(r.trials.at(0).verdict, "skipped (changes the math)");
     auto cfg = quick();
     cfg.allow_math = true;
-    r = tune(find_workload("mock"), {}, {m}, cfg);
+    r = tune::tune(find_workload("mock"), {}, {m}, cfg);
     EXPECT_EQ(r.trials.at(0).verdict, "kept");
     EXPECT_TRUE(r.fidelity_unverified);
     // target reached: later candidates are skipped, and the stop reason says so
     cfg.target_rtf = 0.35;
-    r = tune(find_workload("mock"), {}, {m, TuneCandidate::parse("pipeline:rtf=0.2", "c")}, cfg);
+    r = tune::tune(find_workload("mock"), {}, {m, TuneCandidate::parse("pipeline:rtf=0.2", "c")}, cfg);
     EXPECT_EQ(r.trials.at(1).verdict, "skipped (target reached)");
     EXPECT_NE(r.stop_reason.find("target reached"), std::string::npos);
     EXPECT_THROW(TuneCandidate::parse("nolayer=1", "c"), Error);
     EXPECT_THROW(TuneCandidate::parse("9:rtf=1", "c"), Error);
     auto bad = quick();
     bad.pc.runs = 2;
-    EXPECT_THROW(tune(find_workload("mock"), {}, {}, bad), Error);
+    EXPECT_THROW(tune::tune(find_workload("mock"), {}, {}, bad), Error);
 }
 
 TEST(Tune, TunedConfigRoundTripsThroughTheSpeakLoader) {

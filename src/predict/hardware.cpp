@@ -1,4 +1,4 @@
-#include "bench/hardware.h"
+#include "predict/hardware.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/roofline.h"
+#include "predict/roofline.h"
 #include "rtf/build-info.h"
 #include "core/error.h"
 #include "core/format.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -216,4 +216,4 @@ json hardware_from_limits(const MachineRates &rates, int threads, const std::str
             {"placement", {{"llm", "cpu"}, {"tts", "cpu"}, {"t2m", "cpu"}, {"voc", "cpu"}}}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -26,11 +26,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench/limits.h"
-#include "bench/model-floors.h"
-#include "bench/peak-flops.h"
+#include "predict/limits.h"
+#include "predict/model-floors.h"
+#include "predict/peak-flops.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 struct MachineRates {
     std::vector<BandwidthResult> bandwidth;  // CPU, per thread count
@@ -64,4 +64,4 @@ PathLimits path_limits(const ModelCosts &costs, const MachineRates &rates, const
 
 nlohmann::json to_json(const PathLimits &p);
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -1,4 +1,4 @@
-#include "bench/roofline.h"
+#include "predict/roofline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -101,4 +101,4 @@ nlohmann::json to_json(const PathLimits &p) {
             {"total_threads", p.total_threads}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -1,4 +1,4 @@
-#include "bench/model-floors.h"
+#include "predict/model-floors.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +14,7 @@
 #include "models/gguf/layout.h"
 #include "models/gguf/minicpmo45-layout.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 namespace fs = std::filesystem;
 using gguf::FileLayout;
@@ -441,4 +441,4 @@ nlohmann::json to_json(const StageCost &c) {
             {"notes", c.notes}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -23,7 +23,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 struct BandwidthResult {
     int n_threads = 1;
@@ -54,4 +54,4 @@ MatmulResult measure_gemv(const std::string &device, int n_threads, int m, int k
 nlohmann::json to_json(const BandwidthResult &r);
 nlohmann::json to_json(const MatmulResult &r);
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -1,4 +1,4 @@
-#include "bench/predict.h"
+#include "predict/predict.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "core/format.h"
 #include "core/parse.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 namespace {
 
@@ -344,4 +344,4 @@ nlohmann::json to_json(const Prediction &p) {
             {"notes", p.notes}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -1,4 +1,4 @@
-#include "bench/tune.h"
+#include "tune/tune.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,9 @@
 #include "core/parse.h"
 #include "speak/knobs.h"
 
-namespace rtf::bench {
+namespace rtf::tune {
+
+using namespace bench;  // the protocol this loop drives (A/B runs, knob sets, results)
 
 namespace {
 
@@ -276,4 +278,4 @@ nlohmann::json tuned_config(const TuneResult &r) {
     return j;
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::tune

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 struct PeakResult {
     std::string type;     // "f32" | "f16" | "bf16" | "int8"
@@ -35,4 +35,4 @@ PeakResult measure_peak(const std::string &type, int n_threads, double ms = 200)
 
 nlohmann::json to_json(const PeakResult &r);
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace rtf::bench {
+namespace rtf {
 
 struct RobustStats {
     int n = 0;
@@ -59,4 +59,4 @@ double min_exact_p(int n1, int n2);
 
 nlohmann::json to_json(const SignificanceTest &t);
 
-}  // namespace rtf::bench
+}  // namespace rtf

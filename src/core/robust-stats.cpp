@@ -1,4 +1,4 @@
-#include "bench/robust-stats.h"
+#include "core/robust-stats.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rtf::bench {
+namespace rtf {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -168,4 +168,4 @@ nlohmann::json to_json(const SignificanceTest &t) {
             {"alpha", t.alpha},     {"significant", t.significant}, {"note", t.note}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf

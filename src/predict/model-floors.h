@@ -41,7 +41,7 @@
 #include "models/lm/tts-engine.h"
 #include "models/t2w/t2w-model.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 struct FloorAssumptions {
     double text_tokens_per_s = 4;     // text tokens per second of audio (speech rate)
@@ -93,4 +93,4 @@ StageCost decoder_file_cost(const std::string &path, const std::string &stage, i
 
 nlohmann::json to_json(const StageCost &c);
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -1,4 +1,4 @@
-#include "bench/limits.h"
+#include "predict/limits.h"
 
 #include <algorithm>
 #include <atomic>
@@ -20,7 +20,7 @@
 #include "models/backend-devices.h"
 #include "models/t2w/t2w-backend.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 namespace {
 
@@ -247,4 +247,4 @@ nlohmann::json to_json(const MatmulResult &r) {
             {"k", r.k},           {"ms", r.ms},     {"gflops", r.gflops},       {"gib_s", r.gib_s}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

@@ -34,10 +34,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench/hardware.h"
-#include "bench/model-floors.h"
+#include "predict/hardware.h"
+#include "predict/model-floors.h"
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 struct Placed {
     std::string device;
@@ -101,4 +101,4 @@ void calibrate(Prediction &target, const Prediction &here, const std::map<std::s
 
 nlohmann::json to_json(const Prediction &p);
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

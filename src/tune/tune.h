@@ -35,7 +35,13 @@
 #include "bench/protocol.h"
 #include "bench/workload.h"
 
-namespace rtf::bench {
+namespace rtf::tune {
+
+// The protocol's vocabulary (bench/protocol.h, bench/workload.h), used as it is.
+using bench::Knobs;
+using bench::ProtocolConfig;
+using bench::WorkloadInfo;
+
 
 inline constexpr const char *kTuneLayers[] = {"placement", "types", "pipeline", "runtime", "operators"};
 inline constexpr int kTuneLayerCount = 5;
@@ -106,4 +112,4 @@ nlohmann::json to_json(const TuneResult &r);
 // tuned.json: {"knob": "value", ...} of the kept changes (rtf speak/bench/demo --config).
 nlohmann::json tuned_config(const TuneResult &r);
 
-}  // namespace rtf::bench
+}  // namespace rtf::tune

@@ -1,4 +1,4 @@
-#include "bench/peak-flops.h"
+#include "predict/peak-flops.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +16,7 @@
 #define RTF_PEAK_X86 1
 #endif
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 namespace {
 
@@ -188,4 +188,4 @@ nlohmann::json to_json(const PeakResult &r) {
     return {{"type", r.type}, {"isa", r.isa}, {"n_threads", r.n_threads}, {"gflops", r.gflops}};
 }
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict

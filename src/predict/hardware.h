@@ -31,7 +31,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace rtf::bench {
+namespace rtf::predict {
 
 struct MachineRates;
 
@@ -84,4 +84,4 @@ Hardware parse_hardware(const nlohmann::json &j, const std::string &what);
 nlohmann::json hardware_from_limits(const MachineRates &rates, int threads, const std::string &cpu_model,
                                     const std::string &when);
 
-}  // namespace rtf::bench
+}  // namespace rtf::predict
