@@ -10,12 +10,16 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/duplex-analysis.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
+#include "cli/profile-select.h"
+#include "core/cpu-features.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/parse.h"
@@ -34,6 +38,9 @@ struct DuplexCmd {
     std::string json_path, html_path, md_path;
     bool quiet = false;
     bool twin_text_rate_given = false;  // --twin-text-rate on the command line (a real kit says it ignores it)
+    ProfileFlags profile;               // --profile (profile-select.h): the machine profile under the flags
+    speak::MachineProfile applied_profile;
+    std::set<std::string> given;        // knobs given on the command line (the profile leaves them)
 };
 
 // "STAGE:VALUE" of a test hook variable.
@@ -72,6 +79,14 @@ int run_duplex_cmd(DuplexCmd &c) {
         cfg.delay_stage = st;
         cfg.delay_ms = parse_duration_ms(v, "RTF_DUPLEX_TEST_DELAY");
     }
+    // The machine profile: its choices that are duplex knobs, under the user's flags.
+    {
+        const auto mode = speak::parse_profile_mode(c.profile.mode);
+        std::optional<speak::TunedRow> tuned;
+        if (mode == speak::ProfileMode::automatic) tuned = find_tuned_row(c.profile.history_db, cfg.models_dir);
+        c.applied_profile = speak::select_profile(mode, cpu_features(), tuned);
+        speak::apply_profile(cfg, c.applied_profile, c.given);
+    }
     cfg.validate();
     bench::DuplexOptions opt;
     opt.interval_ms = cfg.interval_ms;
@@ -99,6 +114,7 @@ int run_duplex_cmd(DuplexCmd &c) {
     }
     auto engines = speak::load_duplex_engines(cfg);
     if (!c.quiet) {
+        std::printf("profile %s\n", c.applied_profile.line().c_str());
         std::printf("kit %s%s; threads %d per stage; queues encoder %d, prefill %d, llm->tts %d, tts->t2w %d; load %.0f ms\n",
                     cfg.models_dir.c_str(), engines->kit.is_twin ? " (twin: random weights)" : "", cfg.threads,
                     cfg.encoder_queue_cap, cfg.prefill_queue_cap, cfg.tts_queue_cap, cfg.t2w_queue_cap,
@@ -138,6 +154,7 @@ int run_duplex_cmd(DuplexCmd &c) {
     nlohmann::json doc = speak::to_json(r);
     doc["created"] = utc_timestamp();
     doc["machine"] = machine_json();
+    doc["profile"] = c.applied_profile.to_json();
     doc["versions"] = versions_json();
 
     bench::DuplexAnalysis a = bench::analyze_duplex(doc, opt);
@@ -199,6 +216,7 @@ void add_duplex_command(CLI::App &app, Action &action) {
             [c, name](const std::string &v) {
                 speak::apply_duplex_knob(c->cfg, name, v);
                 if (name == "twin-text-rate") c->twin_text_rate_given = true;
+                c->given.insert(name);
             },
             help);
         opt->type_name(!k.allowed.empty() ? [&] {
@@ -209,6 +227,7 @@ void add_duplex_command(CLI::App &app, Action &action) {
         if (k.required) opt->required();
         else if (const std::string d = k.get(cfg); !d.empty()) opt->default_str(d);
     }
+    c->profile.add_to(sub);
     sub->add_option("--json", c->json_path,
                     "Write the result to FILE ('-' = stdout): meta, frames[], audio_chunks[] (the analyzer's input, "
                     "spec §5.1), stages, and the analysis (schema rtfkit.duplex-report/1)");

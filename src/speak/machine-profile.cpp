@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "models/t2w/onednn-linear.h"
+#include "speak/duplex-knobs.h"
 #include "speak/knobs.h"
 
 namespace rtf::speak {
@@ -126,6 +127,20 @@ void apply_profile(SpeakConfig &cfg, MachineProfile &p, const std::set<std::stri
     }
 }
 
+void apply_profile(DuplexConfig &cfg, MachineProfile &p, const std::set<std::string> &user_set) {
+    p.applied.clear();
+    p.not_here.clear();
+    for (const auto &c : p.choices) {
+        if (user_set.count(c.knob)) continue;
+        if (!find_duplex_knob(c.knob)) {
+            p.not_here.push_back(c.knob);
+            continue;
+        }
+        apply_duplex_knob(cfg, c.knob, c.value);
+        p.applied.push_back(c.knob);
+    }
+}
+
 std::string MachineProfile::line() const {
     std::ostringstream o;
     o << name << " (" << source << ")";
@@ -137,8 +152,11 @@ std::string MachineProfile::line() const {
     for (const auto &c : choices) {
         bool used = false;
         for (const auto &a : applied) used = used || a == c.knob;
+        bool here = true;
+        for (const auto &n : not_here) here = here && n != c.knob;
         o << " " << c.knob << "=" << c.value;
-        if (!used) o << " (overridden)";
+        if (!here) o << " (no such knob here)";
+        else if (!used) o << " (overridden)";
         if (c.changes_math) o << " [changes the math: " << (c.fidelity.empty() ? "fidelity not measured" : c.fidelity) << "]";
     }
     return o.str();
@@ -153,7 +171,7 @@ nlohmann::json MachineProfile::to_json() const {
                       {"evidence", c.evidence},
                       {"fidelity", c.fidelity}});
     return {{"mode", to_string(mode)}, {"name", name},       {"source", source},
-            {"cpu", cpu.to_json()},    {"choices", ch},      {"applied", applied}};
+            {"cpu", cpu.to_json()},    {"choices", ch},      {"applied", applied}, {"not_here", not_here}};
 }
 
 }  // namespace rtf::speak

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cpu-features.h"
+#include "speak/duplex.h"
 #include "speak/speak-config.h"
 
 namespace rtf::speak {
@@ -56,6 +57,7 @@ struct MachineProfile {
     CpuFeatures cpu;
     std::vector<ProfileChoice> choices;
     std::vector<std::string> applied;  // the knobs applied (choices the user did not override)
+    std::vector<std::string> not_here; // choices the command has no knob for (e.g. a simplex-only knob in duplex)
 
     // One line: name, source, the choices, and which change the math with their fidelity.
     std::string line() const;
@@ -78,5 +80,10 @@ MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const st
 // records what it applied in `p.applied`. Throws rtf::Error(Usage) when a tuned row names a
 // knob this build does not know (the message names the row).
 void apply_profile(SpeakConfig &cfg, MachineProfile &p, const std::set<std::string> &user_set);
+
+// The same for a duplex session: each choice whose knob the duplex knob table has (the shared
+// names: t2w-type-t2m, tts-weight-type, the thread knobs, ...) is applied through it; the rest
+// are listed in `p.not_here` (the profile line says so), never an error.
+void apply_profile(DuplexConfig &cfg, MachineProfile &p, const std::set<std::string> &user_set);
 
 }  // namespace rtf::speak

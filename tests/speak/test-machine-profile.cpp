@@ -6,6 +6,7 @@
 
 #include "core/cpu-features.h"
 #include "core/error.h"
+#include "speak/duplex-knobs.h"
 #include "speak/knobs.h"
 #include "speak/machine-profile.h"
 
@@ -123,4 +124,28 @@ TEST(MachineProfile, TunedRowReplacesBuiltInAndUserKnobsWin) {
     auto b = select_profile(ProfileMode::automatic, kEpyc, bad);
     SpeakConfig d = default_config();
     EXPECT_THROW(apply_profile(d, b, {}), Error);
+}
+
+// rtf duplex --profile: the choices duplex has a knob for (the shared names) are applied
+// through the duplex knob table, under the user's flags; the others are named, not an error.
+TEST(MachineProfile, DuplexTakesTheSharedChoices) {
+    TunedRow t{11, "2026-12-05T00:00:00Z", {{"tts-threads", "1"}, {"t2w-type-t2m", "bf16"}, {"d2", "3"},
+                                            {"first-audio-priority", "true"}}};
+    auto p = select_profile(ProfileMode::automatic, kEpyc, t);
+    DuplexConfig c;
+    apply_duplex_knob(c, "d2", "5");  // given by the user
+    apply_profile(c, p, {"d2"});
+    EXPECT_EQ(c.tts_threads, 1);
+    EXPECT_EQ(c.t2w.type_t2m, "bf16");
+    EXPECT_EQ(c.t2w_queue_cap, 5);
+    EXPECT_EQ(p.not_here, std::vector<std::string>{"first-audio-priority"});
+    EXPECT_NE(p.line().find("first-audio-priority=true (no such knob here)"), std::string::npos) << p.line();
+    EXPECT_NE(p.line().find("d2=3 (overridden)"), std::string::npos) << p.line();
+    // the built-in EPYC row: all of its choices are duplex knobs too
+    auto b = select_profile(ProfileMode::automatic, kEpyc, std::nullopt, true);
+    DuplexConfig d;
+    apply_profile(d, b, {});
+    EXPECT_TRUE(b.not_here.empty()) << b.line();
+    EXPECT_EQ(d.t2w.type_t2m, "bf16");
+    EXPECT_EQ(d.tts.placement.weight_type, "q8_0");
 }
