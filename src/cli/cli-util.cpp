@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/parse.h"
 
 namespace rtf::cli {
 
@@ -32,6 +33,20 @@ std::string human_bytes(double bytes) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
     return buf;
+}
+
+std::vector<std::string> lm_stages(const std::string &cmd, const std::string &list, const std::string &models,
+                                   const std::string &model) {
+    if (models.empty() == model.empty()) throw_usage(cmd + ": give exactly one of --models KIT or --model FILE");
+    std::vector<std::string> stages;
+    for (auto s : split(list, ',')) {
+        s = trim(s);
+        if (s != "llm" && s != "tts") throw_usage("--stage: '" + s + "' is not one of llm, tts");
+        stages.push_back(s);
+    }
+    if (stages.empty()) throw_usage("--stage: empty list (allowed: llm, tts)");
+    if (!model.empty() && stages.size() != 1) throw_usage("--model FILE needs exactly one --stage (llm or tts)");
+    return stages;
 }
 
 }  // namespace rtf::cli

@@ -27,15 +27,7 @@ struct LmBenchOptions {
 };
 
 int run_lm_bench_cmd(LmBenchOptions o) {
-    if (o.models.empty() == o.model.empty()) throw_usage("lm-bench: give exactly one of --models KIT or --model FILE");
-    std::vector<std::string> stages;
-    for (auto s : split(o.stages, ',')) {
-        s = trim(s);
-        if (s != "llm" && s != "tts") throw_usage("--stage: '" + s + "' is not one of llm, tts");
-        stages.push_back(s);
-    }
-    if (stages.empty()) throw_usage("--stage: empty list (allowed: llm, tts)");
-    if (!o.model.empty() && stages.size() != 1) throw_usage("--model FILE needs exactly one --stage (llm or tts)");
+    const std::vector<std::string> stages = lm_stages("lm-bench", o.stages, o.models, o.model);
     if (o.min_ratio < 0 || o.min_ratio > 10) throw_usage("--min-ratio: must be 0..10, got " + fmt(o.min_ratio, 2));
     if (o.min_ratio > 0 && o.cfg.llama_bench.empty()) throw_usage("--min-ratio needs --llama-bench PATH");
     o.cfg.placement.mmap = !o.no_mmap;

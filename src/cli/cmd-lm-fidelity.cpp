@@ -51,15 +51,7 @@ std::vector<std::string> parse_types(const std::string &list) {
 }
 
 int run_lm_fidelity(const LmFidelityOptions &o) {
-    if (o.models.empty() == o.model.empty()) throw_usage("lm-fidelity: give exactly one of --models KIT or --model FILE");
-    std::vector<std::string> stages;
-    for (auto s : split(o.stages, ',')) {
-        s = trim(s);
-        if (s != "llm" && s != "tts") throw_usage("--stage: '" + s + "' is not one of llm, tts");
-        stages.push_back(s);
-    }
-    if (stages.empty()) throw_usage("--stage: empty list (allowed: llm, tts)");
-    if (!o.model.empty() && stages.size() != 1) throw_usage("--model FILE needs exactly one --stage (llm or tts)");
+    const std::vector<std::string> stages = lm_stages("lm-fidelity", o.stages, o.models, o.model);
     const auto types = parse_types(o.types);
     speak::Kit kit;
     if (!o.models.empty()) kit = speak::resolve_kit(o.models);

@@ -1,31 +1,17 @@
 #include "speak/duplex-knobs.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/parse.h"
 #include "models/lm/placement.h"
 #include "models/t2w/t2w-config.h"
 #include "pipeline/pipeline.h"
+#include "speak/knobs.h"
 
 namespace rtf::speak {
 
 namespace {
-
-std::string num(double v) {
-    std::ostringstream os;
-    os.precision(10);
-    os << v;
-    return os.str();
-}
-
-std::string one_of(const std::string &name, const std::string &v, const std::vector<std::string> &allowed) {
-    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
-    std::string list;
-    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
-    throw_usage("--" + name + ": '" + v + "' is not allowed; use one of " + list);
-}
 
 // An integer knob stored in `field` of the config.
 DuplexKnobDef int_knob(std::string name, std::vector<std::string> aliases, std::string unit, std::string help,
@@ -48,7 +34,7 @@ std::vector<DuplexKnobDef> make_table() {
                  [](const DuplexConfig &c) { return c.input; }});
     t.push_back({"interval", {}, "ms", "Push cadence: frame i is pushed at t0 + i x interval (e.g. 1000ms, 250ms)", {}, false,
                  false, [](DuplexConfig &c, const std::string &v) { c.interval_ms = parse_duration_ms(v, "--interval"); },
-                 [](const DuplexConfig &c) { return num(c.interval_ms) + "ms"; }});
+                 [](const DuplexConfig &c) { return knob_number(c.interval_ms) + "ms"; }});
     t.push_back(int_knob("frames", {}, "frames",
                          "Frames to push (0 = as many as the recording has; more than it has: the rest are silence, and "
                          "the output says how many)",
@@ -74,14 +60,14 @@ std::vector<DuplexKnobDef> make_table() {
                  "ignored on real model files",
                  {}, false, false,
                  [](DuplexConfig &c, const std::string &v) { c.twin_text_rate = parse_double(v, "--twin-text-rate", 0, 1000); },
-                 [](const DuplexConfig &c) { return num(c.twin_text_rate); }});
+                 [](const DuplexConfig &c) { return knob_number(c.twin_text_rate); }});
     t.push_back({"startup-buffer-ms", {}, "ms", "Playback starts this long after a turn's first audio (analyzer [2] and [5])",
                  {}, false, false,
                  [](DuplexConfig &c, const std::string &v) { c.startup_buffer_ms = parse_double(v, "--startup-buffer-ms", 0, 1e9); },
-                 [](const DuplexConfig &c) { return num(c.startup_buffer_ms); }});
+                 [](const DuplexConfig &c) { return knob_number(c.startup_buffer_ms); }});
     t.push_back({"max-gap-ms", {}, "ms", "Largest tolerated playback gap per turn [5]", {}, false, false,
                  [](DuplexConfig &c, const std::string &v) { c.max_gap_ms = parse_double(v, "--max-gap-ms", 0, 1e9); },
-                 [](const DuplexConfig &c) { return num(c.max_gap_ms); }});
+                 [](const DuplexConfig &c) { return knob_number(c.max_gap_ms); }});
     // ---- threads: one default for every stage, and speak's per-stage knobs over it
     t.push_back(int_knob("threads", {}, "threads",
                          "Compute threads of each stage's engine unless its own knob says (0 = min(4, CPUs / 2); "
@@ -117,7 +103,7 @@ std::vector<DuplexKnobDef> make_table() {
                  "When the LLM's context fills: slide (the reference's: drop the older half, keep going) or stop (the "
                  "session ends with 'context full', exit 3)",
                  {"slide", "stop"}, false, false,
-                 [](DuplexConfig &c, const std::string &v) { c.llm.context_slide = one_of("context", v, {"slide", "stop"}) == "slide"; },
+                 [](DuplexConfig &c, const std::string &v) { c.llm.context_slide = knob_one_of("context", v, {"slide", "stop"}) == "slide"; },
                  [](const DuplexConfig &c) { return c.llm.context_slide ? "slide" : "stop"; }});
     t.push_back({"seed", {}, "", "LLM sampler seed (re-seeded per session)", {}, false, false,
                  [](DuplexConfig &c, const std::string &v) { c.llm.seed = static_cast<uint32_t>(parse_int(v, "--seed", 0, 4294967295LL)); },
@@ -126,18 +112,18 @@ std::vector<DuplexKnobDef> make_table() {
     t.push_back({"llm-weight-type", {}, "",
                  "Weight type of the LLM's matrices (as rtf speak's; converted once into the kit's .rtf-cache)",
                  lm::weight_types(), false, true,
-                 [](DuplexConfig &c, const std::string &v) { c.llm.placement.weight_type = one_of("llm-weight-type", v, lm::weight_types()); },
+                 [](DuplexConfig &c, const std::string &v) { c.llm.placement.weight_type = knob_one_of("llm-weight-type", v, lm::weight_types()); },
                  [](const DuplexConfig &c) { return c.llm.placement.weight_type; }});
     t.push_back({"tts-weight-type", {}, "", "Weight type of the TTS's matrices (as rtf speak's)", lm::weight_types(), false, true,
-                 [](DuplexConfig &c, const std::string &v) { c.tts.placement.weight_type = one_of("tts-weight-type", v, lm::weight_types()); },
+                 [](DuplexConfig &c, const std::string &v) { c.tts.placement.weight_type = knob_one_of("tts-weight-type", v, lm::weight_types()); },
                  [](const DuplexConfig &c) { return c.tts.placement.weight_type; }});
     t.push_back({"t2w-type-t2m", {}, "", "Compute type of token2mel's matrix weights (as rtf speak's; f32 = the reference's math)",
                  t2w::t2m_types(), false, true,
-                 [](DuplexConfig &c, const std::string &v) { c.t2w.type_t2m = one_of("t2w-type-t2m", v, t2w::t2m_types()); },
+                 [](DuplexConfig &c, const std::string &v) { c.t2w.type_t2m = knob_one_of("t2w-type-t2m", v, t2w::t2m_types()); },
                  [](const DuplexConfig &c) { return c.t2w.type_t2m; }});
     t.push_back({"t2w-type-voc", {}, "", "Compute type of the vocoder's convolutions (as rtf speak's; bf16 needs oneDNN)",
                  t2w::voc_types(), false, true,
-                 [](DuplexConfig &c, const std::string &v) { c.t2w.type_voc = one_of("t2w-type-voc", v, t2w::voc_types()); },
+                 [](DuplexConfig &c, const std::string &v) { c.t2w.type_voc = knob_one_of("t2w-type-voc", v, t2w::voc_types()); },
                  [](const DuplexConfig &c) { return c.t2w.type_voc; }});
     return t;
 }

@@ -19,20 +19,6 @@ namespace {
 
 std::string flag(const std::string &name) { return "--" + name; }
 
-std::string num(double v) {
-    std::ostringstream os;
-    os.precision(10);
-    os << v;
-    return os.str();
-}
-
-std::string one_of(const std::string &name, const std::string &v, const std::vector<std::string> &allowed) {
-    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
-    std::string list;
-    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
-    throw_usage(flag(name) + ": '" + v + "' is not allowed; use one of " + list);
-}
-
 std::string read_text_file(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw_usage("--text-file: cannot read " + path);
@@ -105,18 +91,18 @@ void add_placement(std::vector<KnobDef> &t, const std::string &p, PlacementOf pl
                  [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).n_threads_batch); },
                  Facts(p).load().threads()});
     t.push_back({n + "-fa", "", p, "", "Flash attention for the " + p, lm::flash_attn_modes(), false, false, false, false,
-                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).flash_attn = one_of(n + "-fa", v, lm::flash_attn_modes()); },
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).flash_attn = knob_one_of(n + "-fa", v, lm::flash_attn_modes()); },
                  [cpl](const SpeakConfig &c) { return cpl(c).flash_attn; },
                  Facts(p).load().tune(3, {"on"})});
     t.push_back({n + "-weight-type", "", p, "",
                  "Weight type of the " + p + "'s matrices: file = the file's own; another is converted once at load "
                  "(libllama's quantizer, the head kept) into the kit's .rtf-cache: fewer bytes per decoded token",
                  lm::weight_types(), false, false, false, true,
-                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).weight_type = one_of(n + "-weight-type", v, lm::weight_types()); },
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).weight_type = knob_one_of(n + "-weight-type", v, lm::weight_types()); },
                  [cpl](const SpeakConfig &c) { return cpl(c).weight_type; },
                  Facts(p).load().tune(1, {"q8_0"})});
     t.push_back({n + "-kv-type", "", p, "", "KV cache type of the " + p, lm::kv_types(), false, false, false, true,
-                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).kv_type = one_of(n + "-kv-type", v, lm::kv_types()); },
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).kv_type = knob_one_of(n + "-kv-type", v, lm::kv_types()); },
                  [cpl](const SpeakConfig &c) { return cpl(c).kv_type; },
                  Facts(p).load().tune(1, {"q8_0"})});
     t.push_back({n + "-ctx", "", p, "tokens", "Context length of the " + p, {}, false, false, false, false,
@@ -180,7 +166,7 @@ std::vector<KnobDef> make_table() {
                  "one fixed instruction for every text, prefilled once at load, so only the reply is computed (other "
                  "hidden states: changes the math)",
                  {"echo", "fixed"}, false, false, false, true,
-                 [](SpeakConfig &c, const std::string &v) { c.llm.text_turn = one_of("text-turn", v, {"echo", "fixed"}); },
+                 [](SpeakConfig &c, const std::string &v) { c.llm.text_turn = knob_one_of("text-turn", v, {"echo", "fixed"}); },
                  [](const SpeakConfig &c) { return c.llm.text_turn; },
                  Facts("llm").load()});
     t.push_back({"llm-prompt-cache", "", "llm", "",
@@ -196,7 +182,7 @@ std::vector<KnobDef> make_table() {
                  "rarely emit EOS",
                  {}, false, false, false, false,
                  [](SpeakConfig &c, const std::string &v) { c.max_audio_s = parse_double(v, "--max-audio-s", 0, 1e6); },
-                 [](const SpeakConfig &c) { return num(c.max_audio_s); },
+                 [](const SpeakConfig &c) { return knob_number(c.max_audio_s); },
                  Facts("run")});
     t.push_back({"min-audio-s", "", "work size", "s",
                  "The TTS may not end the utterance (EOS masked) before this much audio; with --min-audio-s = "
@@ -206,7 +192,7 @@ std::vector<KnobDef> make_table() {
                      c.min_audio_s = parse_double(v, "--min-audio-s", 0, 1e6);
                      c.tts.min_codes_per_turn = static_cast<int64_t>(std::ceil(c.min_audio_s * kCodesPerSecond));
                  },
-                 [](const SpeakConfig &c) { return num(c.min_audio_s); },
+                 [](const SpeakConfig &c) { return knob_number(c.min_audio_s); },
                  Facts("tts").load()});
     t.push_back({"twin-text-rate", "", "work size", "tokens/s",
                  "Twin kits, prompt mode, with --max-audio-s: cut the LLM's reply at this many text tokens per second "
@@ -214,7 +200,7 @@ std::vector<KnobDef> make_table() {
                  "capped",
                  {}, false, false, false, false,
                  [](SpeakConfig &c, const std::string &v) { c.twin_text_rate = parse_double(v, "--twin-text-rate", 0, 1000); },
-                 [](const SpeakConfig &c) { return num(c.twin_text_rate); },
+                 [](const SpeakConfig &c) { return knob_number(c.twin_text_rate); },
                  Facts("run")});
     t.push_back({"max-tokens", "", "work size", "tokens", "Cap on the LLM's reply (0 = until EOS/context)", {}, false,
                  false, false, false,
@@ -263,7 +249,7 @@ std::vector<KnobDef> make_table() {
     t.push_back({"jitter-ms", "", "pipeline", "ms", "Playback jitter buffer for the starvation figure", {}, false, false,
                  false, false,
                  [](SpeakConfig &c, const std::string &v) { c.pipeline.jitter_ms = parse_double(v, "--jitter-ms", 0, 1e9); },
-                 [](const SpeakConfig &c) { return num(c.pipeline.jitter_ms); },
+                 [](const SpeakConfig &c) { return knob_number(c.pipeline.jitter_ms); },
                  Facts("pipeline")});
     t.push_back({"no-profile", "", "pipeline", "", "Turn the per-item profiler off (headline metrics stay)", {}, true,
                  false, false, false,
@@ -336,14 +322,14 @@ std::vector<KnobDef> make_table() {
                  "faster depends on the CPU: bf16 measured faster on an AMD EPYC Zen 4 (AVX512-BF16, no AMX), slower "
                  "on an Intel Xeon with AMX; --profile auto picks per CPU, `rtf limits` shows this CPU's peaks",
                  t2w::t2m_types(), false, false, true, true,
-                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_t2m = one_of("t2w-type-t2m", v, t2w::t2m_types()); },
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_t2m = knob_one_of("t2w-type-t2m", v, t2w::t2m_types()); },
                  [](const SpeakConfig &c) { return c.t2w.type_t2m; },
                  Facts("t2w").load().tune(1, {"bf16", "f16"})});
     t.push_back({"t2w-type-voc", "", "t2w", "",
                  "Compute type of the vocoder's convolution weights (converted at load; f32 = the reference's math; "
                  "bf16 runs oneDNN's convolution, AMX / AVX512-BF16 picked at run time, and needs a build with oneDNN)",
                  t2w::voc_types(), false, false, true, true,
-                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_voc = one_of("t2w-type-voc", v, t2w::voc_types()); },
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.type_voc = knob_one_of("t2w-type-voc", v, t2w::voc_types()); },
                  [](const SpeakConfig &c) { return c.t2w.type_voc; },
                  Facts("t2w").load().tune(1, {"f16", "bf16"}).runnable(voc_type_runnable)});
     t.push_back({"t2w-first-window", "", "t2w", "tokens",
@@ -366,6 +352,20 @@ std::vector<KnobDef> make_table() {
 }
 
 }  // namespace
+
+std::string knob_number(double v) {
+    std::ostringstream os;
+    os.precision(10);
+    os << v;
+    return os.str();
+}
+
+std::string knob_one_of(const std::string &name, const std::string &v, const std::vector<std::string> &allowed) {
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+    std::string list;
+    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw_usage(flag(name) + ": '" + v + "' is not allowed; use one of " + list);
+}
 
 bool parse_switch(const std::string &value, const std::string &what) {
     const std::string v = trim(value);
@@ -449,7 +449,7 @@ std::vector<std::pair<std::string, std::string>> read_knob_file(const std::strin
         if (v.is_string()) out.emplace_back(k, v.get<std::string>());
         else if (v.is_boolean()) out.emplace_back(k, v.get<bool>() ? "true" : "false");
         else if (v.is_number_integer()) out.emplace_back(k, std::to_string(v.get<int64_t>()));
-        else if (v.is_number()) out.emplace_back(k, num(v.get<double>()));
+        else if (v.is_number()) out.emplace_back(k, knob_number(v.get<double>()));
         else throw_usage("--config " + path + ": '" + k + "' must be a string, number or boolean");
     }
     return out;

@@ -97,6 +97,11 @@ void finalize(SpeakConfig &cfg);
 // {"name": "value", ...} for every knob (effective values, defaults included).
 nlohmann::json knobs_json(const SpeakConfig &cfg);
 
+// A number as knob text (10 significant digits, no trailing zeros): what `get` returns.
+std::string knob_number(double v);
+// `v` when it is one of `allowed`; else rtf::Error(Usage) naming --`name` and the allowed values.
+std::string knob_one_of(const std::string &name, const std::string &v, const std::vector<std::string> &allowed);
+
 // The text of a switch value: true for "1"/"true"/"on"/"yes"/"", false for
 // "0"/"false"/"off"/"no"; Usage error naming `what` otherwise.
 bool parse_switch(const std::string &value, const std::string &what);
