@@ -32,7 +32,7 @@ int run_t2w_prompt(const T2wPromptOptions &o) {
     const auto t0 = std::chrono::steady_clock::now();
     const t2w::PromptBundle bundle = t2w::PromptBundle::load(o.bundle);
     // Weights only, F32 (the reference's math): the kit's own prompt cache is not needed.
-    auto model = t2w::T2wModel::load(o.models.empty() ? o.t2w_dir : o.models, "CPU", "CPU", "f32", "f32", /*with_prompt=*/false);
+    auto model = t2w::T2wModel::load(o.models.empty() ? o.t2w_dir : o.models, {}, t2w::T2wLoadOptions::weights_only());
     const double load_ms = t2w::ms_since(t0);
     t2w::PromptCacheOptions opt = o.build;
     const bool tty = isatty(fileno(stderr)) != 0;

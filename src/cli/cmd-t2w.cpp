@@ -107,7 +107,7 @@ int run_t2w(const T2wOptions &o) {
 
     t2w::T2wProfile prof;
     const auto t_init = std::chrono::steady_clock::now();
-    auto model = t2w::T2wModel::load(o.models, cfg.device_t2m, cfg.device_voc, cfg.type_t2m, cfg.type_voc, true, o.prompt_cache);
+    auto model = t2w::T2wModel::load(o.models, cfg, t2w::T2wLoadOptions::prompt(o.prompt_cache));
     // one line: which kernels run the products (and why oneDNN does not, when it does not)
     std::cerr << "t2w: kernels: " << model->packed_weights() << " weights on our packed kernels, " << model->onednn_weights()
               << " on oneDNN";
@@ -169,7 +169,7 @@ int run_t2w(const T2wOptions &o) {
         ref_cfg.type_t2m = ref_cfg.type_voc = "f32";
         ref_cfg.first_window = t2w::kWindowTokens;
         ref_cfg.flow_steps = ref_steps;
-        auto ref_model = t2w::T2wModel::load(o.models, ref_cfg.device_t2m, ref_cfg.device_voc, "f32", "f32", true, ref_prompt);
+        auto ref_model = t2w::T2wModel::load(o.models, ref_cfg, t2w::T2wLoadOptions::prompt(ref_prompt));
         t2w::T2wStream ref_stream(*ref_model, ref_cfg);
         std::vector<float> ref_mels;
         std::vector<t2w::WindowRecord> ref_recs;

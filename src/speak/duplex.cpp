@@ -165,7 +165,7 @@ std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg) {
     e->tts->warm();
     e->load_ms_tts = ms_since(t0);
     t0 = Clock::now();
-    e->t2w = t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w.device_t2m, cfg.t2w.device_voc, cfg.t2w.type_t2m, cfg.t2w.type_voc);
+    e->t2w = t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w);
     e->t2w_stream = std::make_unique<t2w::T2wStream>(*e->t2w, cfg.t2w);
     e->t2w_stream->warm();
     e->load_ms_t2w = ms_since(t0);

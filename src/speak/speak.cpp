@@ -68,8 +68,7 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2
     e->load_ms_tts = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
     e->t2w = shared_t2w ? std::move(shared_t2w)
-                        : t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w.device_t2m, cfg.t2w.device_voc, cfg.t2w.type_t2m,
-                                              cfg.t2w.type_voc);
+                        : t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w);
     const auto tw = std::chrono::steady_clock::now();
     e->t2w_stream = std::make_unique<t2w::T2wStream>(*e->t2w, cfg.t2w);
     e->t2w_stream->warm();

@@ -178,7 +178,7 @@ TEST_F(Golden, FastTypesBoundedAgainstTheReferencePath) {
     };
     for (const Bound &bd : {Bound{"f16", 60.0, 96.0}, Bound{"bf16", 42.0, 78.0}, Bound{"q8_0", 32.0, 68.0}}) {
         const char *type = bd.type;
-        auto typed = T2wModel::load(twin_dir(), "CPU", "CPU", type, "f32");
+        auto typed = T2wModel::load(twin_dir(), T2wConfig::typed(type, "f32"));
         T2wConfig c = cfg();
         c.type_t2m = type;
         std::vector<float> pcm;
@@ -189,7 +189,7 @@ TEST_F(Golden, FastTypesBoundedAgainstTheReferencePath) {
         EXPECT_GE(mel_db, bd.mel_floor) << type;
         EXPECT_LT(mel_db, bd.mel_ceiling) << type << ": (nearly) identical to f32, the weights were not converted";
     }
-    auto v16 = T2wModel::load(twin_dir(), "CPU", "CPU", "f32", "f16");
+    auto v16 = T2wModel::load(twin_dir(), T2wConfig::typed("f32", "f16"));
     T2wConfig c = cfg();
     c.type_voc = "f16";
     std::vector<float> pcm;

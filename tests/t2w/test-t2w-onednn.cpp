@@ -242,11 +242,11 @@ TEST(OnednnLinear, EngineOnOnednnMatchesThePackedPath) {
         std::unique_ptr<T2wModel> on, off;
         {
             EnvGuard g("RTF_T2W_GEMM", "onednn");
-            on = T2wModel::load(dir, "CPU", "CPU", type, "f32");
+            on = T2wModel::load(dir, T2wConfig::typed(type, "f32"));
         }
         {
             EnvGuard g("RTF_T2W_GEMM", "packed");
-            off = T2wModel::load(dir, "CPU", "CPU", type, "f32");
+            off = T2wModel::load(dir, T2wConfig::typed(type, "f32"));
         }
         EXPECT_GT(on->onednn_weights(), 10);  // encoder and DiT linear layers
         EXPECT_EQ(off->onednn_weights(), 0);
@@ -351,7 +351,7 @@ TEST(OnednnConv, Bf16VocoderLoadsOrIsRefusedWithTheReason) {
     {
         EnvGuard off("RTF_T2W_ONEDNN", "0");
         try {
-            T2wModel::load(dir, "CPU", "CPU", "f32", "bf16");
+            T2wModel::load(dir, T2wConfig::typed("f32", "bf16"));
             ADD_FAILURE() << "a bf16 vocoder loaded without oneDNN";
         } catch (const rtf::Error &e) {
             EXPECT_NE(std::string(e.what()).find("--t2w-type-voc bf16"), std::string::npos) << e.what();
@@ -360,8 +360,8 @@ TEST(OnednnConv, Bf16VocoderLoadsOrIsRefusedWithTheReason) {
     }
     if (!onednn::available()) GTEST_SKIP() << "oneDNN is not in this build: only the refusal was checked";
     if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: the bf16 vocoder keeps every kernel f32";
-    auto bf = T2wModel::load(dir, "CPU", "CPU", "f32", "bf16");
-    auto f32 = T2wModel::load(dir, "CPU", "CPU", "f32", "f32");
+    auto bf = T2wModel::load(dir, T2wConfig::typed("f32", "bf16"));
+    auto f32 = T2wModel::load(dir, T2wConfig::typed("f32", "f32"));
     EXPECT_GT(bf->onednn_weights(), 0);
     EXPECT_EQ(f32->onednn_weights(), 0);
     std::mt19937 r(5);

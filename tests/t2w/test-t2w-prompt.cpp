@@ -337,9 +337,9 @@ struct Kit {
     std::unique_ptr<T2wModel> model, plain;
     Kit() {
         test::write_tiny_kit(tmp.file("kit"), tiny_dims(), 7);
-        model = T2wModel::load(tmp.file("kit"), "CPU", "CPU", "f32", "f32", /*with_prompt=*/false);
+        model = T2wModel::load(tmp.file("kit"), {}, T2wLoadOptions::weights_only());
         setenv("RTF_T2W_PACKED", "0", 1);
-        plain = T2wModel::load(tmp.file("kit"), "CPU", "CPU", "f32", "f32", /*with_prompt=*/false);
+        plain = T2wModel::load(tmp.file("kit"), {}, T2wLoadOptions::weights_only());
         unsetenv("RTF_T2W_PACKED");
     }
 };
@@ -409,7 +409,7 @@ TEST(T2wPrompt, FileLayoutPerStepCountAndStreamRuns) {
         EXPECT_EQ(g.get_int("mtmd.prompt_cache.chunk_main"), 25);
         EXPECT_EQ(g.get_int("mtmd.prompt_cache.chunk_total"), 28);
         EXPECT_EQ(g.get_int("mtmd.prompt_cache.up_rate"), 2);
-        auto m = T2wModel::load(kit.tmp.file("kit"), "CPU", "CPU", "f32", "f32", true, path);
+        auto m = T2wModel::load(kit.tmp.file("kit"), {}, T2wLoadOptions::prompt(path));
         EXPECT_EQ(m->prompt().n_timesteps, N);
         EXPECT_EQ(m->prompt().att_len, 16);
         EXPECT_EQ(m->prompt_file(), path);

@@ -540,7 +540,7 @@ TEST_F(TinyKit, ComputeTypesStayCloseToF32) {
     // bounds: measured on this kit (f16 66 dB, bf16 48 dB, q8_0 38 dB mel SNR), with margin
     const std::vector<std::pair<std::string, double>> cases = {{"f16", 55.0}, {"bf16", 38.0}, {"q8_0", 28.0}};
     for (const auto &[type, min_db] : cases) {
-        auto typed = T2wModel::load(dir, "CPU", "CPU", type, "f32");
+        auto typed = T2wModel::load(dir, T2wConfig::typed(type, "f32"));
         const ggml_tensor *q = typed->flow().mm("estimator.blocks.0.attn.to_q.weight");
         EXPECT_EQ(std::string(ggml_type_name(q->type)), type);
         EXPECT_EQ(typed->flow().get("estimator.blocks.0.attn.to_q.weight")->type, GGML_TYPE_F32);  // original kept
@@ -557,7 +557,7 @@ TEST_F(TinyKit, ComputeTypesStayCloseToF32) {
         EXPECT_LT(db, 120.0) << type;
     }
     // vocoder f16: token2mel untouched (identical mel), the audio within bounds
-    auto v16 = T2wModel::load(dir, "CPU", "CPU", "f32", "f16");
+    auto v16 = T2wModel::load(dir, T2wConfig::typed("f32", "f16"));
     EXPECT_EQ(v16->hift().mm("conv_pre.weight")->type, GGML_TYPE_F16);
     T2wConfig cfg = base();
     cfg.type_voc = "f16";
@@ -571,13 +571,13 @@ TEST_F(TinyKit, ComputeTypesStayCloseToF32) {
 
 TEST_F(TinyKit, UnknownComputeTypeIsAUsageError) {
     try {
-        T2wModel::load(dir, "CPU", "CPU", "q4_0", "f32");
+        T2wModel::load(dir, T2wConfig::typed("q4_0", "f32"));
         FAIL() << "no error";
     } catch (const rtf::Error &e) {
         EXPECT_EQ(e.kind(), rtf::ErrorKind::Usage);
-        EXPECT_NE(std::string(e.what()).find("--t2w-type-t2m"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("type_t2m"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(T2wModel::load(dir, "CPU", "CPU", "f32", "q8_0"), rtf::Error);  // not a vocoder type
+    EXPECT_THROW(T2wModel::load(dir, T2wConfig::typed("f32", "q8_0")), rtf::Error);  // not a vocoder type
     // (bf16 is one where the build has oneDNN: test-t2w-onednn checks its load and refusal)
 }
 

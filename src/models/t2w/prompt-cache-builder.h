@@ -2,7 +2,7 @@
 // Prompt-cache builder: a voice's prompt bundle -> prompt_cache.gguf for N flow steps
 // (spec minicpmo45-speak-path.md §1.9 file layout, §3.9 the computation).
 //
-//   auto model = T2wModel::load(dir, "CPU", "CPU", "f32", "f32", /*with_prompt=*/false);
+//   auto model = T2wModel::load(dir, {}, T2wLoadOptions::weights_only());
 //   PromptBundle b = PromptBundle::load("bundle/");          // spk, codes, mel; sizes checked
 //   PromptCacheOptions o; o.steps = 3;
 //   PromptCache c = build_prompt_cache(*model, b, o);
@@ -92,7 +92,7 @@ struct PromptCache {
 };
 
 // Runs spec §3.9 on the model's token2mel device (CPU expected). The model may come from
-// T2wModel::load(..., with_prompt=false). Throws as described on top.
+// T2wModel::load(dir, {}, T2wLoadOptions::weights_only()). Throws as described on top.
 PromptCache build_prompt_cache(const T2wModel &model, const PromptBundle &bundle, const PromptCacheOptions &opt);
 
 // Writes `c` as GGUF: general.architecture = "token2wav", the seven mtmd.prompt_cache.*

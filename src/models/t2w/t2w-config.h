@@ -42,6 +42,13 @@ struct T2wConfig {
     // the utterance (T2wStream). 8..28.
     int first_window = 28;
 
+    // The defaults with these compute types (tests and A/Bs that vary only the types).
+    static T2wConfig typed(const std::string &t2m, const std::string &voc = "f32") {
+        T2wConfig c;
+        c.type_t2m = t2m;
+        c.type_voc = voc;
+        return c;
+    }
     // Throws rtf::Error(Usage) naming the field and the allowed values.
     void validate() const;
     nlohmann::json to_json() const;

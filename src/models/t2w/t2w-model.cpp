@@ -295,13 +295,14 @@ size_t T2wModel::weight_bytes() const {
     return s;
 }
 
-std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const std::string &device_t2m,
-                                         const std::string &device_voc, const std::string &type_t2m,
-                                         const std::string &type_voc, bool with_prompt, const std::string &prompt_path) {
-    const ggml_type tt = parse_compute_type(type_t2m, "--t2w-type-t2m");
-    const ggml_type tv = parse_compute_type(type_voc, "--t2w-type-voc");
-    if (tv != GGML_TYPE_F32 && tv != GGML_TYPE_F16 && tv != GGML_TYPE_BF16)
-        throw_usage("--t2w-type-voc: '" + type_voc + "' is not a vocoder compute type; use f32, f16 or bf16");
+std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig &cfg, const T2wLoadOptions &opt) {
+    cfg.validate();  // the types and devices, in the engine's own terms (t2w-config.h)
+    const std::string &device_t2m = cfg.device_t2m, &device_voc = cfg.device_voc;
+    const std::string &type_t2m = cfg.type_t2m, &type_voc = cfg.type_voc;
+    const bool with_prompt = opt.with_prompt;
+    const std::string &prompt_path = opt.prompt_path;
+    const ggml_type tt = parse_compute_type(type_t2m, "t2w: type_t2m");
+    const ggml_type tv = parse_compute_type(type_voc, "t2w: type_voc");
     std::unique_ptr<T2wModel> m(new T2wModel());
     m->dir_ = resolve_dir(dir);
     m->dev_t2m_ = find_dev(device_t2m);

@@ -23,6 +23,8 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
+#include "models/t2w/t2w-config.h"
+
 namespace rtf::gguf {
 class GgufFile;
 }
@@ -113,21 +115,38 @@ struct PromptCacheInfo {
     int att_len = 0;  // L
 };
 
+// What T2wModel::load reads besides the weights.
+struct T2wLoadOptions {
+    // false skips prompt_cache.gguf (it may be absent): the weights alone, for building a
+    // prompt cache (prompt-cache-builder.h); such a model has prompt() all zero and no
+    // est_att_cache(), so it cannot run a stream.
+    bool with_prompt = true;
+    // Another prompt cache file instead of the kit's (e.g. one that `rtf t2w-prompt` built for
+    // another step count); "" = <dir>/prompt_cache.gguf.
+    std::string prompt_path;
+
+    static T2wLoadOptions weights_only() {
+        T2wLoadOptions o;
+        o.with_prompt = false;
+        return o;
+    }
+    static T2wLoadOptions prompt(const std::string &path) {
+        T2wLoadOptions o;
+        o.prompt_path = path;
+        return o;
+    }
+};
+
 class T2wModel {
 public:
-    // `dir` holds the five files (or contains token2wav-gguf/ holding them). Throws
-    // rtf::Error(Usage) for a missing, malformed or mismatching file, naming the file,
-    // tensor and expected/actual shape; rtf::Error(Setup) for an unknown device.
-    // `type_t2m` / `type_voc`: compute types of the matrix weights (T2wConfig::type_*),
-    // converted here, once. `with_prompt` = false skips prompt_cache.gguf (it may be absent):
-    // the weights alone, for building a prompt cache (prompt-cache-builder.h); such a model
-    // has prompt() all zero and no est_att_cache(), so it cannot run a stream.
-    // `prompt_path`: another prompt cache file instead of the kit's (e.g. one that
-    // `rtf t2w-prompt` built for another step count); "" = <dir>/prompt_cache.gguf.
-    static std::unique_ptr<T2wModel> load(const std::string &dir, const std::string &device_t2m = "CPU",
-                                          const std::string &device_voc = "CPU", const std::string &type_t2m = "f32",
-                                          const std::string &type_voc = "f32", bool with_prompt = true,
-                                          const std::string &prompt_path = "");
+    // `dir` holds the five files (or contains token2wav-gguf/ holding them). From `cfg` the
+    // load takes what is fixed with the weights: the devices of the two parts and the compute
+    // types of their matrix weights (T2wConfig::type_*, converted here, once); the rest of
+    // `cfg` is the streams' (T2wStream). Throws rtf::Error(Usage) for a bad config or a
+    // missing, malformed or mismatching file, naming the file, tensor and expected/actual
+    // shape; rtf::Error(Setup) for an unknown device.
+    static std::unique_ptr<T2wModel> load(const std::string &dir, const T2wConfig &cfg = {},
+                                          const T2wLoadOptions &opt = {});
     ~T2wModel();
     // Output PCM rate (24 kHz mono): consumers read it here instead of re-spelling it.
     static constexpr int sample_rate() { return kSampleRate; }
