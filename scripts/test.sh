@@ -18,8 +18,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${RTF_JOBS:-$(nproc)}
+t_setup=$(date +%s)
 ./scripts/setup.sh
 t0=$(date +%s)
+echo "== setup took $(( t0 - t_setup )) s"
+since() { echo "$(( $(date +%s) - t0 )) s"; }   # phase times in the log: CI's budget is 60 min
 skip=()   # labels the release suite leaves out
 [[ "${RTF_TEST_SLOW:-0}" == 1 ]] || skip+=(slow)
 if [[ "${RTF_TEST_GOLDEN:-1}" == 1 ]]; then
@@ -30,15 +33,15 @@ else
 fi
 exclude=()
 ((${#skip[@]})) && exclude=(-LE "$(IFS='|'; echo "${skip[*]}")")
-echo "== release suite"
+echo "== release suite (at $(since))"
 ctest --test-dir build --output-on-failure -j "$jobs" "${exclude[@]}" "$@"
 if [[ "${RTF_TEST_SANITIZERS:-1}" == 1 ]]; then
   for san in asan tsan; do
-    echo "== $san build"
+    echo "== $san build (at $(since))"
     cmake --preset "$san" >/dev/null
     label=unit; [[ $san == tsan ]] && label=tsan
     cmake --build --preset "$san" --target "tests-$label"   # only what the suite runs
-    echo "== $san suite (label $label)"
+    echo "== $san suite (label $label, at $(since))"
     san_env=(); [[ $san == tsan ]] && san_env=(RTF_T2W_PACKED=0)
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       env "${san_env[@]}" ctest --test-dir "build-$san" --output-on-failure -j "$jobs" -L "$label" -LE slow "$@"
