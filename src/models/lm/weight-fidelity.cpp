@@ -213,13 +213,16 @@ WeightFidelity tts_weight_fidelity(const TtsFidelityConfig &cfg) {
     rc.model_path = cfg.model_path;
     rc.placement = cfg.placement;
     rc.placement.weight_type = "file";
+    // Checked before two engines are loaded for nothing.
+    const int64_t room = static_cast<int64_t>(rc.placement.n_ctx) - cfg.condition_rows - 1;
+    if (cfg.n_codes > room)
+        throw_usage("lm-fidelity: -n " + std::to_string(cfg.n_codes) + " TTS codes and " +
+                    std::to_string(cfg.condition_rows) + " condition rows exceed the TTS context of " +
+                    std::to_string(rc.placement.n_ctx) + " positions; use -n <= " + std::to_string(room));
     TtsEngine ref(rc);
     TtsConfig tc = rc;
     tc.placement.weight_type = cfg.placement.weight_type;
     TtsEngine typ(tc);
-    if (rc.placement.n_ctx < static_cast<uint32_t>(cfg.condition_rows + cfg.n_codes + 1))
-        throw_usage("lm-fidelity: " + std::to_string(cfg.condition_rows + cfg.n_codes) +
-                    " TTS positions exceed the context (" + std::to_string(rc.placement.n_ctx) + ")");
     const TtsWeights &w = ref.weights();
     const int E = w.dims().n_embd, nc = w.dims().n_codes;
     // Seeded condition rows: the scale of an embedding row, not of a final-norm output.
