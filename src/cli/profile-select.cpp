@@ -9,10 +9,7 @@
 
 namespace rtf::cli {
 
-std::string ProfileFlags::default_mode() {
-    const char *e = std::getenv("RTF_PROFILE");
-    return e && *e ? e : "auto";
-}
+std::string ProfileFlags::default_mode() { return speak::default_profile_mode(); }
 
 void ProfileFlags::add_to(CLI::App *sub) {
     sub->add_option("--profile", mode,

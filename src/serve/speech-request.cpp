@@ -126,11 +126,10 @@ SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakCon
             const auto *def = speak::find_knob(k);
             if (!def) throw RequestError(field, "unknown knob (rtf speak --help lists them)");
             if (def->input) throw RequestError(field, "the input is the request's prompt or text; the kit is the server's");
-            std::string value;
-            if (v.is_string()) value = v.get<std::string>();
-            else if (v.is_boolean()) value = v.get<bool>() ? "true" : "false";
-            else if (v.is_number()) value = v.dump();
-            else throw RequestError(field, "must be a string, number or boolean");
+            if (!v.is_string() && !v.is_boolean() && !v.is_number()) {
+                throw RequestError(field, "must be a string, number or boolean");
+            }
+            const std::string value = speak::knob_value_text(v, field);
             try {
                 speak::apply_knob(r.cfg, k, value);
             } catch (const Error &e) {

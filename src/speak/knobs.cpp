@@ -427,6 +427,30 @@ void apply_knobs(SpeakConfig &cfg, const std::vector<std::pair<std::string, std:
     for (const auto &[k, v] : knobs) apply_knob(cfg, k, v);
 }
 
+std::string knob_value_text(const nlohmann::json &v, const std::string &what) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+    if (v.is_number()) return knob_number(v.get<double>());
+    throw_usage(what + " must be a string, number or boolean");
+}
+
+std::vector<std::pair<std::string, std::string>> knobs_from_json(nlohmann::json j, const std::string &where) {
+    if (!j.is_object()) throw_usage(where + ": want a JSON object of knobs, e.g. {\"d1\": 4}");
+    // `rtf tune` writes {"knobs": {...}, ...}: accept that shape too.
+    if (j.contains("knobs") && j["knobs"].is_object()) j = j["knobs"];
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &[k, v] : j.items()) {
+        if (!find_knob(k)) {
+            std::string list;
+            for (const auto &n : knob_names()) list += (list.empty() ? "" : ", ") + n;
+            throw_usage(where + ": '" + k + "' is not a speak knob; the knobs are: " + list);
+        }
+        out.emplace_back(k, knob_value_text(v, where + ": '" + k + "'"));
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, std::string>> read_knob_file(const std::string &path) {
     std::ifstream in(path);
     if (!in) throw_usage("--config: cannot read " + path);
@@ -436,23 +460,7 @@ std::vector<std::pair<std::string, std::string>> read_knob_file(const std::strin
     } catch (const nlohmann::json::exception &e) {
         throw_usage("--config " + path + ": not valid JSON (" + e.what() + ")");
     }
-    if (!j.is_object()) throw_usage("--config " + path + ": want a JSON object of knobs, e.g. {\"d1\": 4}");
-    // `rtf tune` writes {"knobs": {...}, ...}: accept that shape too.
-    if (j.contains("knobs") && j["knobs"].is_object()) j = j["knobs"];
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto &[k, v] : j.items()) {
-        if (!find_knob(k)) {
-            std::string list;
-            for (const auto &n : knob_names()) list += (list.empty() ? "" : ", ") + n;
-            throw_usage("--config " + path + ": '" + k + "' is not a speak knob; the knobs are: " + list);
-        }
-        if (v.is_string()) out.emplace_back(k, v.get<std::string>());
-        else if (v.is_boolean()) out.emplace_back(k, v.get<bool>() ? "true" : "false");
-        else if (v.is_number_integer()) out.emplace_back(k, std::to_string(v.get<int64_t>()));
-        else if (v.is_number()) out.emplace_back(k, knob_number(v.get<double>()));
-        else throw_usage("--config " + path + ": '" + k + "' must be a string, number or boolean");
-    }
-    return out;
+    return knobs_from_json(std::move(j), "--config " + path);
 }
 
 void apply_knob_file(SpeakConfig &cfg, const std::string &path) {

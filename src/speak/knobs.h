@@ -86,8 +86,13 @@ SpeakConfig default_config();
 // Sets one knob. Unknown name: rtf::Error(Usage) listing the known names.
 void apply_knob(SpeakConfig &cfg, const std::string &name, const std::string &value);
 void apply_knobs(SpeakConfig &cfg, const std::vector<std::pair<std::string, std::string>> &knobs);
-// A JSON object of knobs (keys = names; string, number or bool values) from a file;
-// errors name the file and the key.
+// A JSON value as knob text (string as is, bool true/false, number as knob_number);
+// anything else: rtf::Error(Usage) "<what> must be a string, number or boolean".
+std::string knob_value_text(const nlohmann::json &v, const std::string &what);
+// A JSON object of knobs (keys = names; also `rtf tune`'s {"knobs": {...}}) as name/value
+// pairs in the object's order; errors (an unknown name, a bad value type) start with `where`.
+std::vector<std::pair<std::string, std::string>> knobs_from_json(nlohmann::json j, const std::string &where);
+// The same from a file; errors name the file and the key.
 std::vector<std::pair<std::string, std::string>> read_knob_file(const std::string &path);
 void apply_knob_file(SpeakConfig &cfg, const std::string &path);
 

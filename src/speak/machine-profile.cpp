@@ -1,5 +1,6 @@
 #include "speak/machine-profile.h"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "core/error.h"
@@ -34,6 +35,11 @@ ProfileMode parse_profile_mode(const std::string &v, const std::string &flag) {
     if (v == "none") return ProfileMode::none;
     throw_usage(flag + " '" + v + "' is not one of: auto (this CPU's verified defaults, or this machine's tuned "
                 "result), exact (the reference math: only choices that keep the output), none (plain defaults)");
+}
+
+std::string default_profile_mode() {
+    const char *e = std::getenv("RTF_PROFILE");
+    return e && *e ? e : "auto";
 }
 
 std::string to_string(ProfileMode m) {

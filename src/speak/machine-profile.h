@@ -35,6 +35,9 @@ enum class ProfileMode { automatic, exact, none };
 // "auto" | "exact" | "none"; anything else: rtf::Error(Usage) naming `flag` and the values.
 ProfileMode parse_profile_mode(const std::string &v, const std::string &flag = "--profile");
 std::string to_string(ProfileMode m);
+// The mode a front end starts from when the user names none: $RTF_PROFILE when set (the test
+// suites set "none": the same settings on every CPU), else "auto".
+std::string default_profile_mode();
 
 struct ProfileChoice {
     std::string knob, value;   // a knob of the knob table (knobs.h) and its text value
