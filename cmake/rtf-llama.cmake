@@ -53,5 +53,9 @@ else()
     string(STRIP "${RTF_LLAMA_CPP_VERSION}" RTF_LLAMA_CPP_VERSION)
     set(RTF_VOCAB_DIR ${RTF_LLAMA_PREFIX}/share/rtf/vocab)
     set(CMAKE_BUILD_RPATH ${RTF_LLAMA_PREFIX}/lib)
+    # `cmake --install`: the pinned llama.cpp's shared libraries go beside librtf.so and the
+    # rtf binary's lib/ (both find them through their RUNPATH, $ORIGIN-relative).
+    install(DIRECTORY ${RTF_LLAMA_PREFIX}/lib/ DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        FILES_MATCHING PATTERN "*.so*" PATTERN cmake EXCLUDE PATTERN pkgconfig EXCLUDE)
 endif()
 message(STATUS "rtfkit: llama.cpp ${RTF_LLAMA_CPP_VERSION}")
