@@ -268,6 +268,13 @@ std::vector<KnobDef> make_table() {
                  [](SpeakConfig &c, const std::string &v) { c.llm.greedy = c.tts.greedy = parse_switch(v, "--greedy"); },
                  [](const SpeakConfig &c) { return c.llm.greedy ? "true" : "false"; },
                  Facts("run").load()});
+    t.push_back({"llm-temperature", "", "sampling", "", "Temperature of the LLM's sampler (with its top-k 40, top-p 0.95, "
+                 "min-p 0.05; ignored under --greedy)", {}, false, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.llm.temperature = static_cast<float>(parse_double(v, "--llm-temperature", 1e-3, 100));
+                 },
+                 [](const SpeakConfig &c) { return knob_number(std::round(c.llm.temperature * 1e6) / 1e6); },  // a float: 7 digits
+                 Facts("llm").load()});
     // ---- llm, tts
     add_placement(t, "llm", llm_placement, &SpeakConfig::place_llm);
     add_placement(t, "tts", tts_placement, &SpeakConfig::place_tts);
