@@ -29,12 +29,11 @@ struct Item {
     int sample_rate = 0;             // Hz, for pcm
     double audio_ms = 0;             // duration of audio this item stands for
     bool last = false;               // optional end-of-stream hint from a stage
-    // Duplex (speak/duplex.h): the input frame the item stems from (-1 = none), and the marks
-    // the duplex stages hand on: a speaking chunk ends here (the LLM's decode chunk / a TTS
-    // call), the speak turn ends here.
-    int frame = -1;
-    bool chunk_end = false;
-    bool turn_end = false;
+    // Carried untouched for the stages of one family: the index of the input unit the item
+    // stems from (a duplex session's input frame; -1 = none) and bits whose meaning the family
+    // defines (speak/duplex-stages.h: end of a speaking chunk, end of a turn).
+    int64_t origin = -1;
+    uint32_t marks = 0;
 
     // Managed by the pipeline: per stage, the index of the StageEvent on this item's path.
     std::vector<int> lineage;

@@ -10,14 +10,13 @@
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "pipeline/pipeline.h"
-#include "pipeline/stage.h"
 #include "profile/clock.h"
+#include "speak/duplex-stages.h"
 
 namespace rtf::speak {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-constexpr const char *kStages[] = {"input", "apm", "llm", "tts", "t2w"};
 }  // namespace
 
 std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &flag) {
@@ -89,7 +88,7 @@ void DuplexConfig::validate() const {
     }
     auto hook = [](const std::string &s, const char *what) {
         if (s.empty()) return;
-        for (const char *n : kStages)
+        for (const char *n : kDuplexStages)
             if (s == n) return;
         throw_usage(std::string(what) + ": '" + s + "' is not a stage (input, apm, llm, tts, t2w)");
     };
@@ -188,257 +187,16 @@ std::vector<std::vector<float>> input_frames(const DuplexConfig &cfg, const apm:
     return frames;
 }
 
-namespace {
-
-pipe::StageSpec stage_spec(const char *name, int threads = 1) {
-    pipe::StageSpec s;
-    s.name = name;
-    s.n_threads = threads;
-    s.device = "CPU";
-    return s;
-}
-
-// What every stage writes (each its own fields; read after the pipeline joined them).
-struct Shared {
-    Shared(const DuplexConfig &c, prof::Clock &k) : cfg(c), clock(k) {}
-    const DuplexConfig &cfg;
-    prof::Clock &clock;
-    double t0 = 0;         // set by the input stage before its first item leaves
-    bool started = false;  // t0 is set
-    std::vector<DuplexFrameRecord> frames;
-    std::vector<DuplexChunkRecord> chunks;
-    std::vector<double> busy;  // per kStages entry
-    int tts_calls = 0;
-    int audio_turn = 0;
-    int last_text_frame = -1;  // written by tts: the frame of the latest text message
-    double now() const { return clock.now_ms() - t0; }
-
-    // The test hooks, on the stage's thread.
-    void hooks(const char *stage, int frame, const pipe::StageContext *ctx) const {
-        if (cfg.delay_ms > 0 && cfg.delay_stage == stage) {
-            if (ctx) ctx->sleep_ms(cfg.delay_ms);
-            else std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(cfg.delay_ms));
-        }
-        if (cfg.fail_stage == stage && cfg.fail_frame == frame)
-            throw std::runtime_error("test hook: stage '" + std::string(stage) + "' fails at frame " + std::to_string(frame));
-    }
-};
-
-class InputStage : public pipe::Stage {
-public:
-    InputStage(Shared &s, const std::vector<std::vector<float>> &frames)
-        : Stage(stage_spec("input")), s_(s), frames_(frames) {}
-    void begin(pipe::StageContext &ctx) override { ctx_ = &ctx; }
-    void process(pipe::Item && /*request*/, pipe::Emitter &out) override {
-        s_.t0 = s_.clock.now_ms();
-        s_.started = true;
-        for (size_t i = 0; i < frames_.size(); ++i) {
-            const double deadline = static_cast<double>(i) * s_.cfg.interval_ms;  // absolute, from t0
-            const double wait = deadline - s_.now();
-            if (wait > 0) ctx_->sleep_ms(wait);
-            const auto t = Clock::now();
-            s_.hooks("input", static_cast<int>(i), nullptr);
-            pipe::Item item;
-            item.frame = static_cast<int>(i);
-            item.pcm = frames_[i];
-            item.sample_rate = apm::kSampleRate;
-            s_.busy[0] += ms_since(t);
-            auto &f = s_.frames[i];
-            f.silence = std::all_of(frames_[i].begin(), frames_[i].end(), [](float v) { return v == 0.0f; });
-            f.t_push_ms = s_.now();
-            f.pushed = true;
-            out.emit(std::move(item));
-        }
-    }
-
-private:
-    Shared &s_;
-    const std::vector<std::vector<float>> &frames_;
-    pipe::StageContext *ctx_ = nullptr;
-};
-
-class ApmStage : public pipe::Stage {
-public:
-    ApmStage(Shared &s, apm::ApmEncoder &enc, int threads) : Stage(stage_spec("apm", threads)), s_(s), enc_(enc) {}
-    void begin(pipe::StageContext &ctx) override {
-        ctx_ = &ctx;
-        enc_.reset();  // a new stream
-    }
-    void process(pipe::Item &&in, pipe::Emitter &out) override {
-        s_.hooks("apm", in.frame, ctx_);
-        const auto t = Clock::now();
-        apm::ApmOutput o = enc_.encode_pcm(in.pcm);
-        const double ms = ms_since(t);
-        s_.busy[1] += ms;
-        auto &f = s_.frames[static_cast<size_t>(in.frame)];
-        f.apm_ms = ms;
-        f.n_rows = static_cast<int>(o.n_rows);
-        f.t_encoded_ms = s_.now();
-        f.encoded = true;
-        pipe::Item item;
-        item.frame = in.frame;
-        item.hidden = std::move(o.data);
-        item.n_embd = static_cast<int>(o.n_embd);
-        out.emit(std::move(item));
-    }
-
-private:
-    Shared &s_;
-    apm::ApmEncoder &enc_;
-    pipe::StageContext *ctx_ = nullptr;
-};
-
-class DuplexLlmStage : public pipe::Stage {
-public:
-    DuplexLlmStage(Shared &s, lm::DuplexLlm &llm, int threads, std::vector<FrameRange> schedule)
-        : Stage(stage_spec("llm", threads)), s_(s), llm_(llm), schedule_(std::move(schedule)) {}
-    void begin(pipe::StageContext &ctx) override {
-        ctx_ = &ctx;
-        llm_.begin_session();
-    }
-    void process(pipe::Item &&in, pipe::Emitter &out) override {
-        s_.hooks("llm", in.frame, ctx_);
-        if (in.n_embd != llm_.n_embd())
-            throw_usage("llm: the audio encoder's rows are " + std::to_string(in.n_embd) + " wide, the LLM's n_embd is " +
-                        std::to_string(llm_.n_embd()) + " (the kit's apm and LLM files do not belong together)");
-        std::optional<bool> forced;
-        if (!s_.cfg.speak_frames.empty()) forced = in_ranges(schedule_, in.frame);
-        const auto t = Clock::now();
-        double emit_ms = 0;  // time blocked handing messages on (a full TTS queue) is not busy
-        const int n_rows = static_cast<int>(in.hidden.size() / static_cast<size_t>(in.n_embd));
-        lm::DuplexFrameResult r = llm_.frame(in.hidden.data(), n_rows, forced, [&](lm::DuplexMessage &&m) {
-            const auto te = Clock::now();
-            emit_message(std::move(m), out);
-            emit_ms += ms_since(te);
-        });
-        s_.busy[2] += ms_since(t) - emit_ms;
-        r.hidden.clear();
-        r.hidden.shrink_to_fit();
-        auto &f = s_.frames[static_cast<size_t>(in.frame)];
-        f.llm = std::move(r);
-        f.t_done_ms = s_.now();
-        f.done = true;
-    }
-    void finish(pipe::Emitter &out) override {
-        if (auto m = llm_.end_session()) emit_message(std::move(*m), out);
-    }
-
-private:
-    void emit_message(lm::DuplexMessage &&m, pipe::Emitter &out) {
-        pipe::Item item;
-        item.frame = m.frame;
-        item.text_tokens = std::move(m.ids);
-        item.hidden = std::move(m.hidden);
-        item.n_embd = llm_.n_embd();
-        item.chunk_end = m.llm_finish;
-        item.turn_end = m.end_of_turn;
-        out.emit(std::move(item));
-    }
-    Shared &s_;
-    lm::DuplexLlm &llm_;
-    std::vector<FrameRange> schedule_;
-    pipe::StageContext *ctx_ = nullptr;
-};
-
-class DuplexTtsStage : public pipe::Stage {
-public:
-    DuplexTtsStage(Shared &s, lm::TtsEngine &tts, int threads) : Stage(stage_spec("tts", threads)), s_(s), tts_(tts) {}
-    void begin(pipe::StageContext &ctx) override {
-        ctx_ = &ctx;
-        tts_.begin_utterance();
-    }
-    void process(pipe::Item &&in, pipe::Emitter &out) override {
-        s_.hooks("tts", in.frame, ctx_);
-        lm::TtsInput input;
-        input.ids = in.text_tokens;
-        input.hidden = in.hidden;
-        input.is_last = in.turn_end;
-        input.llm_finish = in.chunk_end;
-        const auto t = Clock::now();
-        std::vector<lm::AudioChunk> chunks = tts_.feed_queued(std::span<const lm::TtsInput>(&input, 1));
-        s_.busy[3] += ms_since(t);
-        if (!in.text_tokens.empty()) ++s_.tts_calls;
-        for (auto &c : chunks) {
-            if (c.codes.empty() && !c.is_final) continue;  // a bare chunk end: Token2Wav has nothing to do
-            // A flush call that samples no code pushes its empty is_final chunk and then the
-            // empty final marker (tts-generator): one turn end is enough for Token2Wav, a second
-            // would flush its look-ahead as an audio turn of its own.
-            if (c.codes.empty() && final_sent_) continue;
-            final_sent_ = c.is_final;
-            pipe::Item item;
-            item.frame = in.frame;
-            item.audio_tokens = std::move(c.codes);
-            item.chunk_end = c.is_chunk_end;
-            item.turn_end = c.is_final;
-            out.emit(std::move(item));
-        }
-    }
-
-private:
-    Shared &s_;
-    lm::TtsEngine &tts_;
-    pipe::StageContext *ctx_ = nullptr;
-    bool final_sent_ = false;  // the last chunk handed on ended a turn
-};
-
-class DuplexT2wStage : public pipe::Stage {
-public:
-    DuplexT2wStage(Shared &s, t2w::T2wStream &st, int threads) : Stage(stage_spec("t2w", threads)), s_(s), st_(st) {
-        st_.reset();
-    }
-    void begin(pipe::StageContext &ctx) override { ctx_ = &ctx; }
-    void process(pipe::Item &&in, pipe::Emitter &out) override {
-        s_.hooks("t2w", in.frame, ctx_);
-        std::vector<t2w::WindowRecord> records;
-        const auto t = Clock::now();
-        std::vector<float> pcm = st_.push(in.audio_tokens, in.turn_end, &records);
-        s_.busy[4] += ms_since(t);
-        // One item per window that rendered samples; the turn's end marks only the last item
-        // of the final push (a final flush may run several windows).
-        std::vector<pipe::Item> items;
-        size_t off = 0;
-        for (const auto &r : records) {
-            if (r.samples <= 0) continue;
-            pipe::Item item;
-            const size_t n = std::min(static_cast<size_t>(r.samples), pcm.size() - off);
-            item.pcm.assign(pcm.begin() + static_cast<std::ptrdiff_t>(off), pcm.begin() + static_cast<std::ptrdiff_t>(off + n));
-            off += n;
-            item.sample_rate = t2w::T2wModel::sample_rate();
-            item.frame = in.frame;
-            items.push_back(std::move(item));
-        }
-        if (in.turn_end && items.empty()) {  // every audio turn ends with one is_final chunk
-            pipe::Item item;
-            item.sample_rate = t2w::T2wModel::sample_rate();
-            item.frame = in.frame;
-            items.push_back(std::move(item));
-        }
-        if (in.turn_end) items.back().turn_end = true;
-        for (auto &item : items) out.emit(std::move(item));
-    }
-
-private:
-    Shared &s_;
-    t2w::T2wStream &st_;
-    pipe::StageContext *ctx_ = nullptr;
-};
-
-}  // namespace
-
 DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::vector<std::vector<float>> &frames) {
     if (frames.empty()) throw_usage("duplex: no frames to push (an empty input and --frames 0)");
     prof::Clock &clock = prof::default_clock();
-    Shared s(cfg, clock);
+    DuplexShared s(cfg, clock);
     s.frames.resize(frames.size());
-    s.busy.assign(std::size(kStages), 0.0);
+    s.busy.assign(std::size(kDuplexStages), 0.0);
     const std::vector<FrameRange> schedule =
         cfg.speak_frames.empty() ? std::vector<FrameRange>{} : parse_frame_ranges(cfg.speak_frames, "--speak-frames");
 
-    InputStage input(s, frames);
-    ApmStage apm_stage(s, *e.apm, cfg.apm.n_threads);
-    DuplexLlmStage llm_stage(s, *e.llm, cfg.llm.placement.threads(), schedule);
-    DuplexTtsStage tts_stage(s, *e.tts, cfg.tts.placement.threads());
-    DuplexT2wStage t2w_stage(s, *e.t2w_stream, cfg.t2w.threads_voc);
+    DuplexStages stages = make_duplex_stages(s, e, frames, schedule);
 
     pipe::PipelineConfig pc;
     pc.depths = {cfg.encoder_queue_cap, cfg.prefill_queue_cap, cfg.tts_queue_cap, cfg.t2w_queue_cap};
@@ -449,10 +207,10 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
         r.t_complete_ms = s.now();
         r.n_samples = static_cast<int64_t>(c.pcm.size());
         r.sample_rate = c.sample_rate;
-        r.is_final = c.turn_end;
+        r.is_final = has_mark(c, kTurnEnd);
         r.audio_turn_id = s.audio_turn;
-        r.frame = c.frame;
-        if (c.turn_end) ++s.audio_turn;
+        r.frame = frame_of(c);
+        if (r.is_final) ++s.audio_turn;
         s.chunks.push_back(r);
     };
 
@@ -460,7 +218,7 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
     for (const auto &f : frames)
         if (f.empty()) throw_usage("duplex: frame of no samples");
     try {
-        pipe::RunResult rr = pipe::run_pipeline({&input, &apm_stage, &llm_stage, &tts_stage, &t2w_stage}, pipe::Item{}, sink, pc);
+        pipe::RunResult rr = pipe::run_pipeline(stages.list(), pipe::Item{}, sink, pc);
         res.cancelled = rr.cancelled;
         res.completed = !rr.cancelled;
         if (rr.cancelled) res.error = "cancelled (Ctrl-C) before every frame was handled";
@@ -480,7 +238,7 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
     res.frames = std::move(s.frames);
     res.chunks = std::move(s.chunks);
     res.tts_calls = s.tts_calls;
-    for (size_t i = 0; i < std::size(kStages); ++i) res.busy_ms.emplace_back(kStages[i], s.busy[i]);
+    for (size_t i = 0; i < std::size(kDuplexStages); ++i) res.busy_ms.emplace_back(kDuplexStages[i], s.busy[i]);
 
     const auto &tk = e.llm->tokens();
     res.meta = {{"stream_interval_ms", cfg.interval_ms},
