@@ -271,42 +271,25 @@ DuplexAnalysis unreadable_duplex(const std::string &source, const std::string &r
     return a;
 }
 
-DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
-    validate(o);
-    DuplexAnalysis a;
-    a.options = o;
-    if (r.is_object() && r.contains("meta") && r.at("meta").is_object()) a.meta = r.at("meta");
-    const std::string bad = validate_input(r);
-    const json &meta = a.meta.is_object() ? a.meta : empty_object();
-    if (bad.empty()) {
-        if (o.interval_ms) {
-            a.interval_ms = *o.interval_ms;
-            a.interval_from = "flag";
-        } else if (meta.contains("stream_interval_ms")) {
-            a.interval_from = "meta";
-            const json &v = meta.at("stream_interval_ms");
-            a.interval_ms = finite_number(v) ? v.get<double>() : kNaN;
-        } else {
-            a.interval_ms = 1000;
-            a.interval_from = "default";
-        }
-    }
-    a.invalid_reason = !bad.empty() ? bad
-                       : !(a.interval_ms > 0) ? "meta.stream_interval_ms must be a finite positive number (or pass --interval-ms)"
-                                              : "";
-    if (!a.invalid_reason.empty()) {
-        a.tts_status = TtsStatus::Incomplete;
-        a.tts_reason = "input invalid";
-        a.checks = skipped_checks("not judged: input invalid");
-        a.verdict = DuplexVerdict::Incomplete;
-        a.summary = "incomplete: input invalid: " + a.invalid_reason;
-        return a;
-    }
-    a.valid = true;
-    a.use_tts = meta.contains("use_tts") ? meta.at("use_tts").get<bool>() : true;
+namespace {
 
-    const json &frames = rows(r, "frames");
-    const json &audio = rows(r, "audio_chunks");
+// The frame interval the checks use: --interval-ms, else the run's meta, else 1000 ms.
+void resolve_interval(DuplexAnalysis &a, const json &meta, const DuplexOptions &o) {
+    if (o.interval_ms) {
+        a.interval_ms = *o.interval_ms;
+        a.interval_from = "flag";
+    } else if (meta.contains("stream_interval_ms")) {
+        a.interval_from = "meta";
+        const json &v = meta.at("stream_interval_ms");
+        a.interval_ms = finite_number(v) ? v.get<double>() : kNaN;
+    } else {
+        a.interval_ms = 1000;
+        a.interval_from = "default";
+    }
+}
+
+// Decision latency and outcome counts over the frames.
+void frame_stats(DuplexAnalysis &a, const json &frames) {
     a.n_frames = static_cast<int>(frames.size());
     std::vector<double> ms_total, ms_decode;
     for (const auto &f : frames) {
@@ -324,8 +307,11 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
     a.decision_p95_ms = prof::percentile(ms_total, 95);
     a.decision_max_ms = max_of(ms_total);
     a.decode_mean_ms = mean(ms_decode);
+}
 
-    // Turns and matching by time (header: "Turns and matching").
+// Speak turns matched with audio turns by time: each audio turn goes to the latest speak
+// turn pushed before its first playable chunk; what stays alone is listed as unmatched.
+void match_turns(DuplexAnalysis &a, const json &frames, const json &audio, const DuplexOptions &o) {
     const auto st = speak_turns(frames);
     const auto at = audio_turns(audio);
     a.n_speak_turns = static_cast<int>(st.size());
@@ -370,7 +356,10 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
         a.pairs.push_back(p);
     }
     for (; next < st.size(); ++next) a.unmatched_speak.push_back(label(next));
+}
 
+// Per-turn first audio and RTF over the matched pairs; returns the turns' TTS RTFs (turns with audio).
+std::vector<double> turn_stats(DuplexAnalysis &a) {
     std::vector<double> e2e, tts, tts_rtf, e2e_rtf;
     for (const auto &p : a.pairs) {
         e2e.push_back(p.first_audio_e2e_ms);
@@ -387,7 +376,11 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
     a.tts_rtf_mean = mean(tts_rtf);
     a.tts_rtf_max = max_of(tts_rtf);
     a.e2e_rtf_mean = mean(e2e_rtf);
+    return tts_rtf;
+}
 
+// Chunk durations over the whole run.
+void chunk_stats(DuplexAnalysis &a, const json &audio) {
     std::vector<double> durs;
     for (const auto &c : audio) {
         durs.push_back(d(c, "duration_s"));
@@ -398,8 +391,10 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
     a.chunk_min_s = durs.empty() ? kNaN : *std::min_element(durs.begin(), durs.end());
     a.chunk_p50_s = prof::percentile(durs, 50);
     a.chunk_max_s = max_of(durs);
+}
 
-    // TTS status (§5.3).
+// Whether the audio side can be judged (§5.3).
+void judge_tts_status(DuplexAnalysis &a, const json &audio, const std::vector<double> &tts_rtf) {
     if (!a.use_tts) {
         a.tts_status = TtsStatus::Skipped;
         a.tts_reason = "use_tts is false (--no-tts): the audio side is not judged";
@@ -419,6 +414,10 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
     } else {
         a.tts_status = TtsStatus::Ok;
     }
+}
+
+// The five checks.
+void run_checks(DuplexAnalysis &a, const DuplexOptions &o) {
     const bool tts_ok = a.tts_status == TtsStatus::Ok;
     const std::string interval = fmt_limit_ms(a.interval_ms);
 
@@ -449,8 +448,10 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
         c4.state = a.n_failed == 0 ? CheckState::Pass : CheckState::Fail;
     }
     a.checks = {c1, c2, c3, c4, c5};
+}
 
-    // Verdict (§5.3), first rule that applies.
+// The verdict (§5.3): the first rule that applies.
+void decide(DuplexAnalysis &a) {
     const bool any_fail = std::any_of(a.checks.begin(), a.checks.end(), [](const Check &c) { return c.state == CheckState::Fail; });
     const bool any_evaluated = std::any_of(a.checks.begin(), a.checks.end(), [](const Check &c) { return c.state != CheckState::Skip; });
     if (a.tts_status == TtsStatus::Incomplete || (a.tts_status == TtsStatus::Skipped && !a.use_tts)) {
@@ -472,6 +473,41 @@ DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
         a.verdict = DuplexVerdict::Fail;
         a.summary = "fail: this run does not meet the duplex real-time checks";
     }
+}
+
+}  // namespace
+
+DuplexAnalysis analyze_duplex(const json &r, const DuplexOptions &o) {
+    validate(o);
+    DuplexAnalysis a;
+    a.options = o;
+    if (r.is_object() && r.contains("meta") && r.at("meta").is_object()) a.meta = r.at("meta");
+    const std::string bad = validate_input(r);
+    const json &meta = a.meta.is_object() ? a.meta : empty_object();
+    if (bad.empty()) resolve_interval(a, meta, o);
+    a.invalid_reason = !bad.empty() ? bad
+                       : !(a.interval_ms > 0) ? "meta.stream_interval_ms must be a finite positive number (or pass --interval-ms)"
+                                              : "";
+    if (!a.invalid_reason.empty()) {
+        a.tts_status = TtsStatus::Incomplete;
+        a.tts_reason = "input invalid";
+        a.checks = skipped_checks("not judged: input invalid");
+        a.verdict = DuplexVerdict::Incomplete;
+        a.summary = "incomplete: input invalid: " + a.invalid_reason;
+        return a;
+    }
+    a.valid = true;
+    a.use_tts = meta.contains("use_tts") ? meta.at("use_tts").get<bool>() : true;
+
+    const json &frames = rows(r, "frames");
+    const json &audio = rows(r, "audio_chunks");
+    frame_stats(a, frames);
+    match_turns(a, frames, audio, o);
+    const std::vector<double> tts_rtf = turn_stats(a);
+    chunk_stats(a, audio);
+    judge_tts_status(a, audio, tts_rtf);
+    run_checks(a, o);
+    decide(a);
     return a;
 }
 

@@ -383,7 +383,15 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
 }
 
 void T2wModel::infer_dims() {
-    // ---- encoder
+    infer_encoder_dims();
+    infer_flow_extra_dims();
+    infer_dit_dims();
+    infer_hift_dims();
+}
+
+// The token encoder: d_model from the embedding, look-ahead and up-sampling kernels from the
+// convolutions, conformer blocks counted, every block's tensors checked against them.
+void T2wModel::infer_encoder_dims() {
     const GgufWeights &e = *encoder_;
     ggml_tensor *emb = e.get("embed.out.0.weight");
     const int d = static_cast<int>(emb->ne[1]);
@@ -440,8 +448,11 @@ void T2wModel::infer_dims() {
     };
     for (int i = 0; i < enc_.n_token_layers; ++i) check_layer("encoders." + std::to_string(i) + ".");
     for (int i = 0; i < enc_.n_mel_layers; ++i) check_layer("up_encoders." + std::to_string(i) + ".");
+}
 
-    // ---- flow_extra
+// The flow's extra tensors: the code vocabulary, the speaker affine, the encoder projection.
+void T2wModel::infer_flow_extra_dims() {
+    const int d = enc_.d_model;
     const GgufWeights &x = *flow_extra_;
     ggml_tensor *ie = expect(x, "input_embedding.weight", {d, -1});
     enc_.vocab = static_cast<int>(ie->ne[1]);
@@ -449,8 +460,10 @@ void T2wModel::infer_dims() {
     expect(x, "spk_embed_affine_layer.bias", {kMelBins});
     expect(x, "encoder_proj.weight", {d, kMelBins});
     expect(x, "encoder_proj.bias", {kMelBins});
+}
 
-    // ---- DiT
+// The DiT estimator: hidden size, heads, depth and MLP width from its first block, every block checked.
+void T2wModel::infer_dit_dims() {
     const GgufWeights &f = *flow_;
     ggml_tensor *ip = f.get("estimator.in_proj.weight");
     dit_.in_channels = static_cast<int>(ip->ne[0]);
@@ -499,8 +512,11 @@ void T2wModel::infer_dims() {
     expect(f, "estimator.final_layer.adaLN_modulation.1.bias", {2 * h});
     expect(f, "estimator.final_layer.linear.weight", {h, kMelBins});
     expect(f, "estimator.final_layer.linear.bias", {kMelBins});
+}
 
-    // ---- HiFT
+// The HiFT vocoder: three upsampling stages (kernels, channels), the source and residual
+// blocks, conv_pre/conv_post, the F0 predictor and the harmonic source.
+void T2wModel::infer_hift_dims() {
     const GgufWeights &v = *hift_w_;
     hift_.n_stages = count_blocks(v, "ups.", ".weight");
     if (hift_.n_stages != 3) throw_usage(v.path + ": expected 3 upsampling stages ups.0..2, found " + std::to_string(hift_.n_stages));

@@ -195,6 +195,10 @@ public:
 private:
     T2wModel() = default;
     void infer_dims();
+    void infer_encoder_dims();
+    void infer_flow_extra_dims();
+    void infer_dit_dims();
+    void infer_hift_dims();
     void load_prompt();
 
     std::string dir_;
