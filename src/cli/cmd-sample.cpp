@@ -202,49 +202,57 @@ void print_summary(std::ostream &out, const mon::MonitorReport &rep, const mon::
     out << "; burst mean = mean compute over those samples\n";
 }
 
-int run_sample(const SampleOptions &o) {
-    using Clock = std::chrono::steady_clock;
-    // ---- validate everything before starting anything ----
-    double sample_ms = parse_double(o.sample_ms, "--sample-ms", -1e300, 1e300);
-    if (!(sample_ms >= 1 && sample_ms <= 500))
+// Every flag checked before anything starts: the sampling plan.
+struct SamplePlan {
+    double sample_ms = 0;
+    double duration_ms = 0;  // 0 = until the command ends or Ctrl-C
+    bool with_command = false;
+    DeviceChoice dev;
+    mon::MonitorConfig mc;
+};
+
+SamplePlan plan_sample(const SampleOptions &o) {
+    SamplePlan p;
+    p.sample_ms = parse_double(o.sample_ms, "--sample-ms", -1e300, 1e300);
+    if (!(p.sample_ms >= 1 && p.sample_ms <= 500))
         throw_usage("--sample-ms: '" + o.sample_ms +
                     "' is outside 1 .. 500 ms (METHOD.md §3: sample at 0.5 s or faster)");
-    const bool with_command = !o.command.empty();
-    double duration_ms = with_command ? 0 : kDefaultDurationMs;
+    p.with_command = !o.command.empty();
+    p.duration_ms = p.with_command ? 0 : kDefaultDurationMs;
     if (!o.duration.empty()) {
-        if (with_command)
+        if (p.with_command)
             throw_usage("--duration: not with a command; sampling lasts as long as the command (stop it early with "
                         "Ctrl-C)");
-        duration_ms = parse_duration_ms(o.duration, "--duration");
-        if (!(duration_ms >= 0 && duration_ms <= 7 * 24 * 3600e3))
+        p.duration_ms = parse_duration_ms(o.duration, "--duration");
+        if (!(p.duration_ms >= 0 && p.duration_ms <= 7 * 24 * 3600e3))
             throw_usage("--duration: '" + o.duration + "' is outside 0 .. 7 days (0 = until Ctrl-C)");
     }
-    const DeviceChoice dev = parse_devices(o.devices);
-    mon::MonitorConfig mc;
-    mc.interval_ms = sample_ms;
-    mc.cpu = dev.cpu;
-    mc.per_core = true;
-    mc.nvml = dev.nvidia;
-    mc.npu_smi = dev.npu;
+    p.dev = parse_devices(o.devices);
+    p.mc.interval_ms = p.sample_ms;
+    p.mc.cpu = p.dev.cpu;
+    p.mc.per_core = true;
+    p.mc.nvml = p.dev.nvidia;
+    p.mc.npu_smi = p.dev.npu;
     auto threshold = [](const std::string &text, const char *flag) {
         double v = parse_double(text, flag, -1e300, 1e300);
         if (!(v >= 0 && v < 100)) throw_usage(std::string(flag) + ": '" + text + "' is outside 0 .. 100 % (100 excluded)");
         return v;
     };
-    mc.duty.compute_threshold_pct = threshold(o.compute_threshold, "--compute-threshold");
-    mc.duty.memory_threshold_pct = threshold(o.memory_threshold, "--memory-threshold");
-    if (with_command && o.json_path == "-")
+    p.mc.duty.compute_threshold_pct = threshold(o.compute_threshold, "--compute-threshold");
+    p.mc.duty.memory_threshold_pct = threshold(o.memory_threshold, "--memory-threshold");
+    if (p.with_command && o.json_path == "-")
         throw_usage("--json -: not with a command (the command writes to stdout); give a file name");
     if (!o.json_path.empty() && o.json_path != "-") check_writable(o.json_path, "--json");
     if (!o.trace_path.empty()) {
         if (o.trace_path == "-") throw_usage("--trace: give a file name ('-' is not supported)");
         check_writable(o.trace_path, "--trace");
     }
+    return p;
+}
 
-    // ---- samplers ----
-    const auto t0 = Clock::now();
-    auto now_ms = [t0] { return ms_since(t0); };
-    mon::Monitor monitor(mc, now_ms);
+// Says which samplers are not running (and why), and when /proc/stat's tick is coarser than
+// the interval; none running is a setup error.
+void note_samplers(mon::Monitor &monitor, const SamplePlan &p, const SampleOptions &o) {
     int n_active = 0;
     const std::map<std::string, const char *> kind_of = {{"cpu", "cpu"}, {"nvml", "nvidia"}, {"npu-smi", "npu"}};
     for (const auto &[name, state] : monitor.sampler_status()) {
@@ -258,10 +266,90 @@ int run_sample(const SampleOptions &o) {
     }
     if (n_active == 0) throw_setup("--devices " + o.devices + ": none of these devices is available on this machine");
     const long clk_tck = sysconf(_SC_CLK_TCK);
-    if (dev.cpu && clk_tck > 0 && sample_ms < 2000.0 / static_cast<double>(clk_tck))
+    if (p.dev.cpu && clk_tck > 0 && p.sample_ms < 2000.0 / static_cast<double>(clk_tck))
         std::cerr << "rtf sample: note: /proc/stat counts CPU time in " << fmt(1000.0 / static_cast<double>(clk_tck), 0)
                   << " ms ticks; at --sample-ms " << o.sample_ms
                   << " many CPU samples hold no tick (not counted) and the rest are coarse\n";
+}
+
+// The Chrome trace: the command's span and the devices' counters.
+void write_sample_trace(const SampleOptions &o, const mon::MonitorReport &rep, const mon::ChildProcess *child,
+                        double child_start_ms, double child_end_ms, int exit_code) {
+    auto ev = nlohmann::json::array();
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "rtf sample"}}}});
+    if (child) {
+        ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "command"}}}});
+        ev.push_back({{"name", shell_quote(o.command)},
+                      {"cat", "command"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", child_start_ms * 1000.0},
+                      {"dur", (child_end_ms - child_start_ms) * 1000.0},
+                      {"args", {{"exit_code", exit_code}, {"status", child->status()->describe()}}}});
+    }
+    auto counters = mon::trace_counter_events(rep, 0.0, 1, true);
+    ev.insert(ev.end(), counters.begin(), counters.end());
+    prof::write_trace_file({{"traceEvents", ev}, {"displayTimeUnit", "ms"}}, o.trace_path);
+}
+
+// How a sampling run ended (the JSON's top-level facts).
+struct SampleOutcome {
+    std::string stop_reason;
+    double elapsed_ms = 0, child_start_ms = 0, child_end_ms = -1;
+    int exit_code = 0;
+    long n_ticks = 0;
+};
+
+// The result document (schema rtfkit.sample/1): config, machine, the command's outcome and
+// the devices' duty-cycle summaries and series, shaped as a bench run's "devices".
+nlohmann::json sample_json(const SampleOptions &o, const SamplePlan &p, const mon::MonitorReport &rep,
+                           const mon::ChildProcess *child, const SampleOutcome &r) {
+    nlohmann::json j = {{"schema", kSchema}, {"command", "sample"}, {"created", utc_timestamp()}};
+    j["config"] = {{"sample_ms", p.sample_ms},
+                   {"duration_ms", p.duration_ms > 0 ? nlohmann::json(p.duration_ms) : nlohmann::json(nullptr)},
+                   {"devices", p.dev.names},
+                   {"compute_threshold_pct", p.mc.duty.compute_threshold_pct},
+                   {"memory_threshold_pct", p.mc.duty.memory_threshold_pct}};
+    j["machine"] = machine_json();
+    j["versions"] = versions_json();
+    j["elapsed_ms"] = r.elapsed_ms;
+    j["stop_reason"] = r.stop_reason;
+    j["interrupted"] = g_signal != 0 && r.stop_reason.rfind("interrupted", 0) == 0;
+    if (child) {
+        const auto &s = *child->status();
+        j["child"] = {{"argv", o.command},
+                      {"exit_code", r.exit_code},
+                      {"status", s.describe()},
+                      {"exited", s.exited},
+                      {"code", s.exited ? nlohmann::json(s.code) : nlohmann::json(nullptr)},
+                      {"signal", s.exited ? nlohmann::json(nullptr) : nlohmann::json(s.signal)},
+                      {"start_ms", r.child_start_ms},
+                      {"end_ms", r.child_end_ms}};
+    } else {
+        j["child"] = nullptr;
+    }
+    j["n_ticks"] = r.n_ticks;
+    // interval_ms, samplers, devices (each: the duty-cycle summary and the series) — the
+    // same shape as a bench run's "devices".
+    const nlohmann::json series = mon::to_json(rep, true);
+    for (auto it = series.begin(); it != series.end(); ++it) j[it.key()] = it.value();
+    j["exit_code"] = r.exit_code;
+    return j;
+}
+
+int run_sample(const SampleOptions &o) {
+    using Clock = std::chrono::steady_clock;
+    const SamplePlan plan = plan_sample(o);
+    const double sample_ms = plan.sample_ms, duration_ms = plan.duration_ms;
+    const bool with_command = plan.with_command;
+    const mon::MonitorConfig &mc = plan.mc;
+
+    // ---- samplers ----
+    const auto t0 = Clock::now();
+    auto now_ms = [t0] { return ms_since(t0); };
+    mon::Monitor monitor(mc, now_ms);
+    note_samplers(monitor, plan, o);
 
     auto live = std::make_shared<LiveState>();
     monitor.on_tick([live](double, const std::vector<mon::DeviceReading> &readings) {
@@ -357,59 +445,14 @@ int run_sample(const SampleOptions &o) {
              << fmt((child_end_ms - child_start_ms) / 1000.0, 2) << " s\n";
     print_summary(text, rep, mc.duty);
 
-    if (!o.trace_path.empty()) {
-        auto ev = nlohmann::json::array();
-        ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "rtf sample"}}}});
-        if (child) {
-            ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "command"}}}});
-            ev.push_back({{"name", shell_quote(o.command)},
-                          {"cat", "command"},
-                          {"ph", "X"},
-                          {"pid", 1},
-                          {"tid", 1},
-                          {"ts", child_start_ms * 1000.0},
-                          {"dur", (child_end_ms - child_start_ms) * 1000.0},
-                          {"args", {{"exit_code", exit_code}, {"status", child->status()->describe()}}}});
-        }
-        auto counters = mon::trace_counter_events(rep, 0.0, 1, true);
-        ev.insert(ev.end(), counters.begin(), counters.end());
-        prof::write_trace_file({{"traceEvents", ev}, {"displayTimeUnit", "ms"}}, o.trace_path);
-    }
+    if (!o.trace_path.empty()) write_sample_trace(o, rep, child.get(), child_start_ms, child_end_ms, exit_code);
     if (!o.json_path.empty()) {
-        nlohmann::json j = {{"schema", kSchema}, {"command", "sample"}, {"created", utc_timestamp()}};
-        j["config"] = {{"sample_ms", sample_ms},
-                       {"duration_ms", duration_ms > 0 ? nlohmann::json(duration_ms) : nlohmann::json(nullptr)},
-                       {"devices", dev.names},
-                       {"compute_threshold_pct", mc.duty.compute_threshold_pct},
-                       {"memory_threshold_pct", mc.duty.memory_threshold_pct}};
-        j["machine"] = machine_json();
-        j["versions"] = versions_json();
-        j["elapsed_ms"] = elapsed_ms;
-        j["stop_reason"] = stop_reason;
-        j["interrupted"] = g_signal != 0 && stop_reason.rfind("interrupted", 0) == 0;
-        if (child) {
-            const auto &s = *child->status();
-            j["child"] = {{"argv", o.command},
-                          {"exit_code", exit_code},
-                          {"status", s.describe()},
-                          {"exited", s.exited},
-                          {"code", s.exited ? nlohmann::json(s.code) : nlohmann::json(nullptr)},
-                          {"signal", s.exited ? nlohmann::json(nullptr) : nlohmann::json(s.signal)},
-                          {"start_ms", child_start_ms},
-                          {"end_ms", child_end_ms}};
-        } else {
-            j["child"] = nullptr;
-        }
+        SampleOutcome r{stop_reason, elapsed_ms, child_start_ms, child_end_ms, exit_code, 0};
         {
             std::lock_guard lock(live->mu);
-            j["n_ticks"] = live->ticks;
+            r.n_ticks = live->ticks;
         }
-        // interval_ms, samplers, devices (each: the duty-cycle summary and the series) — the
-        // same shape as a bench run's "devices".
-        const nlohmann::json series = mon::to_json(rep, true);
-        for (auto it = series.begin(); it != series.end(); ++it) j[it.key()] = it.value();
-        j["exit_code"] = exit_code;
-        write_json(j, o.json_path);
+        write_json(sample_json(o, plan, rep, child.get(), r), o.json_path);
     }
     if (with_command)
         std::cerr << text.str();
