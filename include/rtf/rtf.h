@@ -88,10 +88,10 @@ RTF_API const char *rtf_last_error(void);
  * engines load and Token2Wav's graphs are built. On success *out is the handle. */
 RTF_API rtf_status rtf_open(const char *kit_dir, const char *config_json, rtf_engine **out);
 
-/* Speaks `input` (text or a prompt, UTF-8) with the open config plus `run_knobs_json`
+/* Speaks `input` (`kind`: an rtf_input, RTF_INPUT_TEXT or RTF_INPUT_PROMPT; UTF-8) with the open config plus `run_knobs_json`
  * (NULL or "" = none) and calls `on_pcm` for each chunk, in order, as it is made; blocks
  * until the run ends. `on_pcm` may be NULL (the run is measured, the audio dropped). */
-RTF_API rtf_status rtf_speak(rtf_engine *e, rtf_input kind, const char *input, const char *run_knobs_json,
+RTF_API rtf_status rtf_speak(rtf_engine *e, int kind, const char *input, const char *run_knobs_json,
                              rtf_pcm_callback on_pcm, void *user);
 
 /* Stops the run in progress on `e` within one chunk (rtf_speak returns RTF_CANCELLED).

@@ -155,7 +155,7 @@ rtf_status rtf_open(const char *kit_dir, const char *config_json, rtf_engine **o
     });
 }
 
-rtf_status rtf_speak(rtf_engine *e, rtf_input kind, const char *input, const char *run_knobs_json,
+rtf_status rtf_speak(rtf_engine *e, int kind, const char *input, const char *run_knobs_json,
                      rtf_pcm_callback on_pcm, void *user) {
     if (!e) return fail(RTF_ERR_USAGE, "rtf_speak: the engine is NULL");
     if (kind != RTF_INPUT_TEXT && kind != RTF_INPUT_PROMPT) {
