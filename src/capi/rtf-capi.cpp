@@ -139,9 +139,7 @@ rtf_status rtf_open(const char *kit_dir, const char *config_json, rtf_engine **o
             if (k.input && k.name != "models") knobs.erase(k.name);
         e->config_json = nlohmann::json{{"kit", en.kit.to_json()},
                                         {"knobs", knobs},
-                                        {"run_knobs", rtf::speak::knobs_where([](const KnobDef &k) {
-                                             return !k.input && !k.facts.fixed_at_load;
-                                         })},
+                                        {"run_knobs", rtf::speak::run_knob_names()},
                                         {"profile", profile.to_json()},
                                         {"profile_line", profile.line()},
                                         {"engines", {{"load_ms", {{"llm", en.load_ms_llm},

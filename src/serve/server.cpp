@@ -147,7 +147,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         metrics_.request("metrics", 200);
     });
     h.Get("/v1/knobs", [this](const httplib::Request &, httplib::Response &s) {
-        json j = {{"request_knobs", request_knob_names()}, {"server_knobs", speak::knobs_json(base_)}};
+        json j = {{"request_knobs", speak::run_knob_names()}, {"server_knobs", speak::knobs_json(base_)}};
         s.set_content(j.dump(2), "application/json");
         metrics_.request("knobs", 200);
     });

@@ -146,10 +146,4 @@ SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakCon
     return r;
 }
 
-std::vector<std::string> request_knob_names() {
-    // The knob table says it (KnobFacts::fixed_at_load; test-knobs checks it against what the
-    // engines are built from): every knob but the input and those the loaded engines fix.
-    return speak::knobs_where([](const speak::KnobDef &k) { return !k.input && !k.facts.fixed_at_load; });
-}
-
 }  // namespace rtf::serve

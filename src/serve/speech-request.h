@@ -57,8 +57,4 @@ private:
 SpeechRequest parse_openai_speech(const std::string &body, const speak::SpeakConfig &base, int max_input_chars);
 SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakConfig &base, int max_input_chars);
 
-// The knobs a /v1/speak request may set: those the knob table does not mark as input or as
-// fixed when the engines load (KnobFacts::fixed_at_load). In table order.
-std::vector<std::string> request_knob_names();
-
 }  // namespace rtf::serve

@@ -488,6 +488,10 @@ void finalize(SpeakConfig &cfg) {
     cfg.validate();
 }
 
+std::vector<std::string> run_knob_names() {
+    return knobs_where([](const KnobDef &k) { return !k.input && !k.facts.fixed_at_load; });
+}
+
 nlohmann::json knobs_json(const SpeakConfig &cfg) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto &k : knob_table()) j[k.name] = k.get(cfg);

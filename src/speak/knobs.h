@@ -75,6 +75,10 @@ nlohmann::json engines_json(const SpeakConfig &cfg);
 // Names of the knobs whose facts satisfy `pred`, in table order (e.g. the thread counts).
 std::vector<std::string> knobs_where(const std::function<bool(const KnobDef &)> &pred);
 
+// The knobs one utterance may set on loaded engines (serve's per-request knobs, the C API's
+// run knobs): every knob but the input and those the engines are built with (fixed_at_load).
+std::vector<std::string> run_knob_names();
+
 // Every knob, in --help order.
 const std::vector<KnobDef> &knob_table();
 const KnobDef *find_knob(std::string_view name);

@@ -103,7 +103,7 @@ TEST(SpeechRequest, SpeakKnobsPerUtteranceOnly) {
     EXPECT_EQ(f(R"({"text":"a","knobs":[1]})"), "knobs");
     // the same value as the server's is no change
     EXPECT_NO_THROW(parse_speak_request(R"({"text":"a","knobs":{"seed":)" + speak::find_knob("seed")->get(base) + "}}", base, 100));
-    const auto names = request_knob_names();
+    const auto names = speak::run_knob_names();
     EXPECT_NE(std::find(names.begin(), names.end(), "max-audio-s"), names.end());
     EXPECT_NE(std::find(names.begin(), names.end(), "schedule"), names.end());
     EXPECT_EQ(std::find(names.begin(), names.end(), "seed"), names.end());
