@@ -1,8 +1,8 @@
 // The C API (include/rtf/rtf.h) through librtf.so, as an application sees it (label unit: also
-// under ASan+UBSan in CI, so few engine loads): bad input is a status and a message, never a
-// crash; a run's PCM and its result JSON agree; cancel, by the callback or from another thread,
-// stops a run with valid PCM; a handle speaks one utterance at a time. test-capi-runs.cpp has
-// the longer runs (determinism, prompt mode, two handles at once).
+// under ASan+UBSan in CI, so one engine load): bad input is a status and a message, never a
+// crash; cancel, by the callback or from another thread, stops a run with valid PCM; a handle
+// speaks one utterance at a time and is still good after every refusal. test-capi-runs.cpp
+// has the longer runs (PCM vs result JSON, determinism, prompt mode, two handles at once).
 #include "capi-fixture.h"
 
 TEST_F(CApi, BadOpenIsAStatusAndAMessage) {
@@ -28,55 +28,53 @@ TEST_F(CApi, BadOpenIsAStatusAndAMessage) {
 }
 
 
-TEST_F(CApi, BadSpeakIsAStatusAndAMessage) {
-    Pcm p;
-    EXPECT_EQ(rtf_speak(nullptr, RTF_INPUT_TEXT, kText, nullptr, collect, &p), RTF_ERR_USAGE);
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, "", nullptr, collect, &p), RTF_ERR_USAGE);
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, nullptr, nullptr, collect, &p), RTF_ERR_USAGE);
-    EXPECT_EQ(rtf_speak(engine(), 7, kText, nullptr, collect, &p), RTF_ERR_USAGE);
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, "{oops", collect, &p), RTF_ERR_USAGE);
-    EXPECT_NE(std::string(rtf_last_error()).find("run_knobs_json"), std::string::npos) << rtf_last_error();
-    // a knob the engines are built with cannot change per run; its loaded value may be restated
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"llm-threads": 2})", collect, &p), RTF_ERR_USAGE);
-    EXPECT_NE(std::string(rtf_last_error()).find("fixed when the engines load"), std::string::npos) << rtf_last_error();
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"text": "x"})", collect, &p), RTF_ERR_USAGE);
-    EXPECT_EQ(p.chunks, 0);
-    // the handle is still good after every refusal
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"llm-threads": 1, "max-audio-s": 2})", collect, &p),
-              RTF_OK) << rtf_last_error();
-    EXPECT_GT(p.chunks, 0);
+// One engine load for all of it (under ASan a load takes most of a minute).
+TEST_F(CApi, SpeaksCancelsAndRefuses) {
+    {
+        Pcm p;
+        EXPECT_EQ(rtf_speak(nullptr, RTF_INPUT_TEXT, kText, nullptr, collect, &p), RTF_ERR_USAGE);
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, "", nullptr, collect, &p), RTF_ERR_USAGE);
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, nullptr, nullptr, collect, &p), RTF_ERR_USAGE);
+        EXPECT_EQ(rtf_speak(engine(), 7, kText, nullptr, collect, &p), RTF_ERR_USAGE);
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, "{oops", collect, &p), RTF_ERR_USAGE);
+        EXPECT_NE(std::string(rtf_last_error()).find("run_knobs_json"), std::string::npos) << rtf_last_error();
+        // a knob the engines are built with cannot change per run; its loaded value may be restated
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"llm-threads": 2})", collect, &p), RTF_ERR_USAGE);
+        EXPECT_NE(std::string(rtf_last_error()).find("fixed when the engines load"), std::string::npos) << rtf_last_error();
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"text": "x"})", collect, &p), RTF_ERR_USAGE);
+        EXPECT_EQ(p.chunks, 0);
+    }
+    {   // the handle is still good after every refusal: it speaks, and cancels
+        Pcm p;
+        p.cancel_after = 1;
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"max-audio-s": 6})", collect, &p),
+                  RTF_CANCELLED);
+        EXPECT_EQ(p.chunks, 1);  // nothing after the chunk that asked
+        EXPECT_FALSE(p.samples.empty());
+        EXPECT_TRUE(nlohmann::json::parse(rtf_result_json(engine()))["cancelled"].get<bool>());
+
+        Pcm r;
+        std::atomic<rtf_status> second{RTF_OK};
+        std::atomic<bool> done{false};
+        std::thread canceller([&] {
+            // after the first chunk (bounded: a run that fails early must not hang the test)
+            for (int i = 0; i < 60000 && r.seen.load() == 0 && !done.load(); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            Pcm other;
+            second = rtf_speak(engine(), RTF_INPUT_TEXT, kText, nullptr, collect, &other);  // busy
+            rtf_cancel(engine());
+        });
+        const rtf_status s = rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"max-audio-s": 20})",
+                                       collect, &r);
+        done = true;
+        canceller.join();
+        EXPECT_EQ(s, RTF_CANCELLED);
+        EXPECT_EQ(second.load(), RTF_ERR_BUSY);
+        EXPECT_LT(r.samples.size(), 20u * 24000u);
+        rtf_cancel(engine());  // idle: no effect on the next run, which is a normal one
+        Pcm z;
+        EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"llm-threads": 1, "max-audio-s": 2})", collect, &z),
+                  RTF_OK) << rtf_last_error();  // restating a load-time knob's value is fine
+        EXPECT_GT(z.chunks, 0);
+    }
 }
-
-
-TEST_F(CApi, CancelsAndRefusesASecondRun) {
-    Pcm p;
-    p.cancel_after = 1;
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"max-audio-s": 6})", collect, &p),
-              RTF_CANCELLED);
-    EXPECT_EQ(p.chunks, 1);  // nothing after the chunk that asked
-    EXPECT_FALSE(p.samples.empty());
-    EXPECT_TRUE(nlohmann::json::parse(rtf_result_json(engine()))["cancelled"].get<bool>());
-
-    Pcm r;
-    std::atomic<rtf_status> second{RTF_OK};
-    std::atomic<bool> done{false};
-    std::thread canceller([&] {
-        // after the first chunk (bounded: a run that fails early must not hang the test)
-        for (int i = 0; i < 60000 && r.seen.load() == 0 && !done.load(); ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        Pcm other;
-        second = rtf_speak(engine(), RTF_INPUT_TEXT, kText, nullptr, collect, &other);  // busy
-        rtf_cancel(engine());
-    });
-    const rtf_status s = rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"max-audio-s": 20})",
-                                   collect, &r);
-    done = true;
-    canceller.join();
-    EXPECT_EQ(s, RTF_CANCELLED);
-    EXPECT_EQ(second.load(), RTF_ERR_BUSY);
-    EXPECT_LT(r.samples.size(), 20u * 24000u);
-    rtf_cancel(engine());  // idle: no effect on the next run, which is a normal one
-    Pcm z;
-    EXPECT_EQ(rtf_speak(engine(), RTF_INPUT_TEXT, kText, R"({"max-audio-s": 2})", collect, &z), RTF_OK);
-}
-
