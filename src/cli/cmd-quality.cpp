@@ -22,7 +22,27 @@ namespace rtf::cli {
 
 namespace {
 
-using namespace rtf::quality;
+// Declarations, not `using namespace`: the CLI is a unity build (CMakeLists.txt), where a
+// directive here would reach the next command's file (quality::fmt vs rtf::fmt).
+using quality::Asr;
+using quality::AsrConfig;
+using quality::AsrResult;
+using quality::MonoAudio;
+using quality::QualityConfig;
+using quality::QualityReport;
+using quality::asr_available;
+using quality::asr_wer;
+using quality::check_audio;
+using quality::check_tokens;
+using quality::compare_audio;
+using quality::compare_tokens;
+using quality::default_asr_model_dir;
+using quality::load_mono_audio;
+using quality::make_skipped;
+using quality::normalise_text;
+using quality::periodic_boundaries;
+using quality::read_token_file;
+using quality::wer_red_line;
 
 struct QualityOptions {
     std::string file;
@@ -55,7 +75,7 @@ void print_section(std::ostream &out, const std::string &title, const QualityRep
 
 std::string describe(const MonoAudio &a) {
     return a.path + " (" + std::to_string(a.sample_rate) + " Hz, " + std::to_string(a.channels) + " ch, " +
-           fmt(a.duration_s(), 4) + " s, " + a.format + ")";
+           quality::fmt(a.duration_s(), 4) + " s, " + a.format + ")";
 }
 
 int run_quality(const QualityOptions &o) {

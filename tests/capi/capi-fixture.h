@@ -1,5 +1,5 @@
 #pragma once
-// The C API tests' shared pieces: a tiny twin kit made once per test process, one engine
+// The C API tests' shared pieces: the tiny twin kit (tests/common/tiny-kit.h), one engine
 // handle opened on first use, and a PCM collector for the callback.
 #include <atomic>
 #include <chrono>
@@ -10,9 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "common/scratch-dir.h"
+#include "common/tiny-kit.h"
 #include "rtf/rtf.h"
-#include "twin/twin.h"
 
 namespace {
 
@@ -43,17 +42,14 @@ int collect(void *user, const float *pcm, size_t n, int rate) {
 class CApi : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        scratch_ = new rtf::test::ScratchDir("capi-kit");
-        rtf::twin::KitOptions o;
-        o.out_dir = scratch_->dir.string();
-        rtf::twin::make_kit(o);
+        kit_ = new rtf::test::TinyKit("capi");
     }
     static void TearDownTestSuite() {
         rtf_close(engine_);
         engine_ = nullptr;
-        delete scratch_;
+        delete kit_;
     }
-    static std::string kit() { return scratch_->dir.string(); }
+    static std::string kit() { return kit_->dir; }
     // Opened on first use (seconds; much more under ASan): the refusals need no engine.
     static rtf_engine *engine() {
         if (!engine_) {
@@ -61,10 +57,10 @@ protected:
         }
         return engine_;
     }
-    static rtf::test::ScratchDir *scratch_;
+    static rtf::test::TinyKit *kit_;
     static rtf_engine *engine_;
 };
-rtf::test::ScratchDir *CApi::scratch_ = nullptr;
+rtf::test::TinyKit *CApi::kit_ = nullptr;
 rtf_engine *CApi::engine_ = nullptr;
 
 }  // namespace

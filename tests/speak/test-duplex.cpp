@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "bench/duplex-analysis.h"
-#include "common/scratch-dir.h"
+#include "common/tiny-kit.h"
 #include "core/error.h"
 #include "speak/duplex.h"
 #include "speak/kit.h"
@@ -21,13 +21,10 @@ namespace {
 class Duplex : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        scratch_ = std::make_unique<rtf::test::ScratchDir>("duplex-kit");
-        dir_ = scratch_->dir.string();
-        twin::KitOptions o;
-        o.out_dir = dir_;
-        twin::make_kit(o);
+        kit_ = std::make_unique<rtf::test::TinyKit>("duplex");
+        dir_ = kit_->dir;
     }
-    static void TearDownTestSuite() { scratch_.reset(); }
+    static void TearDownTestSuite() { kit_.reset(); }
     static speak::DuplexConfig duplex_config() {
         speak::DuplexConfig c;
         c.models_dir = dir_;
@@ -38,10 +35,10 @@ protected:
         c.finalize();
         return c;
     }
-    static std::unique_ptr<rtf::test::ScratchDir> scratch_;
+    static std::unique_ptr<rtf::test::TinyKit> kit_;
     static std::string dir_;
 };
-std::unique_ptr<rtf::test::ScratchDir> Duplex::scratch_;
+std::unique_ptr<rtf::test::TinyKit> Duplex::kit_;
 std::string Duplex::dir_;
 
 }  // namespace

@@ -29,7 +29,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/scratch-dir.h"
+#include "common/tiny-kit.h"
 #include "models/lm/decode-batcher.h"
 #include "models/lm/code-sampler.h"
 #include "models/lm/llm-engine.h"
@@ -53,13 +53,10 @@ struct Out {
 class SpeakBatch : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        scratch_ = std::make_unique<rtf::test::ScratchDir>("speak-batch-kit");
-        dir_ = scratch_->dir.string();
-        twin::KitOptions o;
-        o.out_dir = dir_;
-        twin::make_kit(o);
+        kit_ = std::make_unique<rtf::test::TinyKit>("speak-batch");
+        dir_ = kit_->dir;
     }
-    static void TearDownTestSuite() { scratch_.reset(); }
+    static void TearDownTestSuite() { kit_.reset(); }
     static speak::SpeakConfig config(const std::vector<std::pair<std::string, std::string>> &knobs) {
         speak::SpeakConfig c = speak::default_config();
         speak::apply_knobs(c, {{"models", dir_}, {"llm-threads", "1"}, {"tts-threads", "1"}, {"t2w-threads-t2m", "1"},
@@ -159,10 +156,10 @@ protected:
         EXPECT_GT(st["tts"]["mean_batch"].get<double>(), 1.0) << st.dump();
         EXPECT_GE(st["llm"]["requests"].get<int64_t>(), st["llm"]["decodes"].get<int64_t>());
     }
-    static std::unique_ptr<rtf::test::ScratchDir> scratch_;
+    static std::unique_ptr<rtf::test::TinyKit> kit_;
     static std::string dir_;
 };
-std::unique_ptr<rtf::test::ScratchDir> SpeakBatch::scratch_;
+std::unique_ptr<rtf::test::TinyKit> SpeakBatch::kit_;
 std::string SpeakBatch::dir_;
 
 }  // namespace

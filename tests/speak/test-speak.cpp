@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/scratch-dir.h"
+#include "common/tiny-kit.h"
 #include "speak/knobs.h"
 #include "speak/speak.h"
 #include "twin/twin.h"
@@ -22,13 +22,10 @@ namespace {
 class Speak : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        scratch_ = std::make_unique<rtf::test::ScratchDir>("speak-kit");
-        dir_ = scratch_->dir.string();
-        twin::KitOptions o;
-        o.out_dir = dir_;
-        twin::make_kit(o);
+        kit_ = std::make_unique<rtf::test::TinyKit>("speak");
+        dir_ = kit_->dir;
     }
-    static void TearDownTestSuite() { scratch_.reset(); }
+    static void TearDownTestSuite() { kit_.reset(); }
     static speak::SpeakConfig config(const std::vector<std::pair<std::string, std::string>> &knobs) {
         speak::SpeakConfig c = speak::default_config();
         speak::apply_knobs(c, {{"models", dir_}, {"llm-threads", "1"}, {"tts-threads", "1"}, {"t2w-threads-t2m", "1"},
@@ -37,10 +34,10 @@ protected:
         speak::finalize(c);
         return c;
     }
-    static std::unique_ptr<rtf::test::ScratchDir> scratch_;
+    static std::unique_ptr<rtf::test::TinyKit> kit_;
     static std::string dir_;
 };
-std::unique_ptr<rtf::test::ScratchDir> Speak::scratch_;
+std::unique_ptr<rtf::test::TinyKit> Speak::kit_;
 std::string Speak::dir_;
 }  // namespace
 
