@@ -94,6 +94,12 @@ check(b1 == {"on": False} and "rtf_batch_enabled 0" in m and json.loads(req("GET
 r, wav = speech()
 check(r.status == 200 and r.getheader("Content-Type") == "audio/wav", "wav content type")
 check(wav[:4] == b"RIFF" and wav[8:12] == b"WAVE" and wav[36:40] == b"data" and wav[44:] == ref, "wav = header + the same PCM")
+# 2a. the encoded formats (issue 33), streamed as the audio arrives: the right type and
+# container (test-audio-stream checks what they decode to)
+for fmt, ctype, magic in [("flac", "audio/flac", b"fLaC"), ("opus", "audio/ogg", b"OggS"), ("mp3", "audio/mpeg", b"\xff")]:
+    r, body = speech(response_format=fmt)
+    check(r.status == 200 and r.getheader("Content-Type") == ctype and body[:len(magic)] == magic and len(body) > 100,
+          "%s streamed as %s (%d bytes)" % (fmt, ctype, len(body)))
 # 3. SSE of the OpenAI endpoint: deltas decode to the same PCM, a done event with usage
 r, sse = speech(response_format="pcm", stream_format="sse")
 check(r.getheader("Content-Type").startswith("text/event-stream"), "sse content type")
@@ -117,7 +123,8 @@ r, d = req("GET", "/v1/runs/999999")
 check(r.status == 404 and "error" in json.loads(d), "unknown run -> 404 JSON")
 # 6. refusals: 400 naming the field, never a crash
 bad = [(b"{not json", "body"), (b'{"input":"\xff\xfe"}', "body"), (b"[]", "body"), (b'{"model":"x"}', "input"),
-       (b'{"input":"x","voice":"bob"}', "voice"), (b'{"input":"x","response_format":"mp3"}', "response_format"),
+       (b'{"input":"x","voice":"bob"}', "voice"), (b'{"input":"x","response_format":"aac"}', "response_format"),
+       (b'{"input":"x","response_format":"opus","stream_format":"sse"}', "response_format"),
        (b'{"input":"x","stream_format":"sse"}', "response_format"), (b'{"input":"x","extra":1}', "extra"),
        (b'{"input":"' + b"a" * 5000 + b'"}', "input"), (b"", "body")]
 for body, field in bad:
