@@ -52,7 +52,8 @@ void add_speak_command(CLI::App &app, Action &action) {
                  "Example: rtf speak --models KIT -p \"Tell me a story\" --max-audio-s 10 -o out.wav --json r.json");
     add_speak_options(sub, c->opts);
     sub->add_option("-o,--output", c->out.wav_path,
-                    "Output WAV (24 kHz mono, 16-bit; valid even if interrupted), or '-' for raw PCM "
+                    "Output WAV (24 kHz mono, 16-bit; valid even if interrupted); FILE.flac, FILE.opus (or .ogg: "
+                    "Ogg/Opus) and FILE.mp3 are encoded as chunks arrive; '-' for raw PCM "
                     "(s16le, 24 kHz mono) on stdout as chunks arrive")
         ->required()->group("output");
     sub->add_option("--json", c->out.json_path, "Write the result (config, metrics, per-chunk records) as JSON "

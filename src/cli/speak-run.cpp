@@ -1,13 +1,19 @@
 #include "cli/speak-run.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli-util.h"
+#include "core/audio-stream.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/wav.h"
@@ -25,12 +31,67 @@ void write_raw_s16(const std::vector<float> &pcm) {
     std::fflush(stdout);
 }
 
+// The -o file: a WAV through WavWriter (its header sizes patched at close), or, by the file's
+// extension, an encoded stream written as the chunks arrive (core/audio-stream.h).
+class AudioOut {
+public:
+    AudioOut(const std::string &path, int rate) : path_(path) {
+        const auto fmt = format_of(path);
+        if (!fmt) {
+            wav_ = std::make_unique<WavWriter>(path, rate);
+            return;
+        }
+        enc_ = std::make_unique<AudioStreamEncoder>(*fmt, rate);
+        f_ = std::fopen(path.c_str(), "wb");
+        if (!f_) throw_setup("-o/--output: cannot create " + path + ": " + std::strerror(errno));
+        put(enc_->begin());
+    }
+    ~AudioOut() {
+        try {
+            close();
+        } catch (...) {  // a destructor must not throw; the explicit close() reports
+        }
+    }
+    void write(const std::vector<float> &pcm) {
+        if (wav_) wav_->write(pcm);
+        if (enc_) put(enc_->encode(pcm.data(), pcm.size()));
+    }
+    void close() {  // idempotent; what was written stays a valid file
+        if (wav_) wav_->close();
+        if (f_) {
+            put(enc_->finish());
+            std::fclose(f_);
+            f_ = nullptr;
+        }
+    }
+    // .flac | .opus/.ogg (Ogg/Opus) | .mp3; any other path is a WAV (nullopt).
+    static std::optional<AudioFormat> format_of(const std::string &path) {
+        std::string ext = std::filesystem::path(path).extension().string();
+        for (auto &ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (ext == ".flac") return AudioFormat::Flac;
+        if (ext == ".opus" || ext == ".ogg") return AudioFormat::Opus;
+        if (ext == ".mp3") return AudioFormat::Mp3;
+        return std::nullopt;
+    }
+
+private:
+    void put(const std::string &b) {
+        if (!b.empty() && std::fwrite(b.data(), 1, b.size(), f_) != b.size())
+            throw_setup("-o/--output: cannot write " + path_ + ": " + std::strerror(errno));
+        std::fflush(f_);
+    }
+    std::string path_;
+    std::unique_ptr<WavWriter> wav_;
+    std::unique_ptr<AudioStreamEncoder> enc_;
+    std::FILE *f_ = nullptr;
+};
+
 }  // namespace
 
 speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg, const SpeakOutputs &out,
                                  bool &interrupted) {
-    std::unique_ptr<WavWriter> wav;
-    if (!out.wav_path.empty() && out.wav_path != "-") wav = std::make_unique<WavWriter>(out.wav_path, engines.t2w->sample_rate());
+    std::unique_ptr<AudioOut> wav;
+    if (!out.wav_path.empty() && out.wav_path != "-") wav = std::make_unique<AudioOut>(out.wav_path, engines.t2w->sample_rate());
     pipe::CancelToken cancel;
     pipe::SigintGuard guard(cancel);
     cfg.pipeline.cancel = &cancel;

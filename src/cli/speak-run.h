@@ -1,5 +1,6 @@
 #pragma once
-// Running the speak path from the command line: the sink (WAV file or raw PCM on stdout),
+// Running the speak path from the command line: the sink (WAV, FLAC, Opus or MP3 file, or raw
+// PCM on stdout),
 // the live progress line, Ctrl-C handling, the summary and the JSON/trace outputs. Shared
 // by `rtf speak` and `rtf demo`.
 #include <string>
@@ -12,7 +13,8 @@
 namespace rtf::cli {
 
 struct SpeakOutputs {
-    std::string wav_path;    // "-" = raw PCM (s16le, 24 kHz mono) to stdout as chunks arrive; "" = none
+    std::string wav_path;    // WAV, or by extension .flac/.opus/.ogg/.mp3 encoded as chunks arrive;
+                             // "-" = raw PCM (s16le, 24 kHz mono) to stdout as chunks arrive; "" = none
     std::string json_path;   // "" = none, "-" = stdout
     std::string trace_path;  // "" = none
     bool progress = true;    // live progress line on stderr

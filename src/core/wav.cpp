@@ -86,6 +86,22 @@ WavData read_wav(const std::string &path) {
     }
     // Guard against absurd frame counts from damaged headers before allocating.
     const sf_count_t max_frames = sf_count_t(1) << 31;
+    if (info.frames == SF_COUNT_MAX) {
+        // A length the header leaves open (a streamed FLAC, core/audio-stream.h): read to the
+        // end in blocks, bounded as a stated length is.
+        std::vector<float> block(static_cast<size_t>(65536 * info.channels));
+        sf_count_t got = 0;
+        while ((got = sf_readf_float(f, block.data(), 65536)) > 0) {
+            d.samples.insert(d.samples.end(), block.begin(), block.begin() + got * info.channels);
+            if (static_cast<sf_count_t>(d.samples.size()) > max_frames) {
+                sf_close(f);
+                throw_usage("audio file " + path + " holds more than " + std::to_string(max_frames) + " samples; too large");
+            }
+        }
+        sf_close(f);
+        d.frames = static_cast<int64_t>(d.samples.size()) / info.channels;
+        return d;
+    }
     if (info.frames > max_frames / info.channels) {
         sf_close(f);
         throw_usage("audio file " + path + " claims " + std::to_string(info.frames) + " frames; too large");

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "core/audio-stream.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/wav.h"
@@ -292,10 +294,10 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
     st->queue_wait_ms = ticket.waited_ms;
     res.set_header("X-Rtf-Run-Id", std::to_string(st->id));
     res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Audio-Format", "s16le; rate=" + std::to_string(t2w::T2wModel::sample_rate()) + "; channels=1");
-    const char *ct = st->req.stream == StreamFormat::Sse ? "text/event-stream"
-                     : st->req.format == AudioFormat::Wav ? "audio/wav"
-                                                          : "audio/pcm";
+    const bool s16 = st->req.format == AudioFormat::Pcm || st->req.format == AudioFormat::Wav;
+    res.set_header("X-Audio-Format", std::string(s16 ? "s16le" : to_string(st->req.format)) + "; rate=" +
+                                         std::to_string(t2w::T2wModel::sample_rate()) + "; channels=1");
+    const char *ct = st->req.stream == StreamFormat::Sse ? "text/event-stream" : content_type(st->req.format);
     res.set_chunked_content_provider(ct, [this, st](size_t, httplib::DataSink &sink) { return run_stream(*st, sink); });
 }
 
@@ -328,14 +330,23 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
             st.cancel.cancel();
         }
     };
-    if (!sse && st.req.format == AudioFormat::Wav) write(wav_stream_header(rate, 1));
+    // The audio body in its format, encoded chunk by chunk (sse carries raw PCM deltas).
+    std::optional<AudioStreamEncoder> enc;
+    if (!sse) {
+        enc.emplace(st.req.format, rate);
+        write(enc->begin());
+    }
     auto on_chunk = [&](const pipe::Item &c) {
         if (c.pcm.empty()) return;
         if (first_ms < 0) first_ms = ms_between(st.t_arrival, Clock::now());
-        const std::string pcm = to_s16le(c.pcm);
         if (!sse) {
-            write(pcm);
-        } else if (openai) {
+            write(enc->encode(c.pcm.data(), c.pcm.size()));
+            ++n_chunks;
+            n_samples += static_cast<int64_t>(c.pcm.size());
+            return;
+        }
+        const std::string pcm = to_s16le(c.pcm);
+        if (openai) {
             write(sse_data({{"type", "speech.audio.delta"}, {"audio", base64_encode(pcm)}}));
         } else {
             write(sse_event("audio", {{"chunk", n_chunks}, {"samples", c.pcm.size()}, {"audio", base64_encode(pcm)}}));
@@ -353,6 +364,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
     }
     if (st.gone) client_ok = false;
     const bool cancelled = failure.empty() && r.run.cancelled;
+    if (enc && failure.empty()) write(enc->finish());  // the encoder's last page/frames
     json result = failure.empty() ? speak::to_json(r) : json{{"error", failure}};
     // Whether this stream's decodes were merged with others', and how many streams a decode
     // served on average (1 = it ran alone every time).
@@ -376,7 +388,9 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
                        {"voice", st.req.voice},
                        {"batch", batch}};
     if (sse && client_ok) {
-        if (!failure.empty()) {
+        if (!failure.empty() && openai) {  // the OpenAI stream's error event
+            write(sse_data({{"type", "speech.audio.error"}, {"error", {{"message", failure}, {"type", "server_error"}}}}));
+        } else if (!failure.empty()) {
             write(sse_event("error", {{"error", {{"message", failure}, {"type", "server_error"}}}}));
         } else if (openai) {
             const auto &m = result["metrics"];

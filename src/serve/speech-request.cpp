@@ -61,11 +61,11 @@ void check_input(const std::string &field, const std::string &text, int max_char
 }
 
 void set_formats(SpeechRequest &r, const json &j, const std::string &dflt_format, const std::string &dflt_stream) {
-    const std::string f = one_of("response_format", get_string(j, "response_format", dflt_format), {"wav", "pcm"});
+    const std::string f = one_of("response_format", get_string(j, "response_format", dflt_format), audio_format_names());
     const std::string s = one_of("stream_format", get_string(j, "stream_format", dflt_stream), {"audio", "sse"});
-    r.format = f == "wav" ? AudioFormat::Wav : AudioFormat::Pcm;
+    r.format = parse_audio_format(f, "response_format");
     r.stream = s == "sse" ? StreamFormat::Sse : StreamFormat::Audio;
-    if (r.stream == StreamFormat::Sse && r.format == AudioFormat::Wav)
+    if (r.stream == StreamFormat::Sse && r.format != AudioFormat::Pcm)
         throw RequestError("response_format", "stream_format sse carries raw PCM deltas; use response_format pcm");
 }
 
@@ -79,7 +79,6 @@ void finalize_input(SpeechRequest &r, const std::string &field) {
 
 }  // namespace
 
-const char *to_string(AudioFormat f) { return f == AudioFormat::Wav ? "wav" : "pcm"; }
 const char *to_string(StreamFormat f) { return f == StreamFormat::Sse ? "sse" : "audio"; }
 
 SpeechRequest parse_openai_speech(const std::string &body, const speak::SpeakConfig &base, int max_input_chars) {

@@ -3,16 +3,17 @@
 //
 //   POST /v1/audio/speech   (OpenAI-compatible)
 //     {"model": "...", "input": "text to speak", "voice": "alloy",
-//      "response_format": "wav"|"pcm", "stream_format": "audio"|"sse",
+//      "response_format": "wav"|"pcm"|"flac"|"opus"|"mp3", "stream_format": "audio"|"sse",
 //      "speed": 1.0, "instructions": "..."}
 //     input is spoken as given (text mode: the LLM only conditions the TTS). model is
 //     echoed; voice is one of kOpenAiVoices (a kit has one voice: all map to it); speed
 //     must be 1.0; instructions are accepted and ignored (the kit cannot follow them).
-//     Defaults: response_format wav, stream_format audio. With sse the deltas are raw PCM,
-//     so response_format must be pcm (OpenAI's own rule).
+//     Defaults: response_format wav, stream_format audio. The encoded formats (flac, opus:
+//     Ogg/Opus, mp3) stream as the audio arrives (core/audio-stream.h). With sse the deltas
+//     are raw PCM, so response_format must be pcm (OpenAI's own rule).
 //   POST /v1/speak          (rtfkit's own)
 //     {"prompt": "..." | "text": "...", "knobs": {"max-audio-s": 3, "d1": 4, ...},
-//      "response_format": "pcm"|"wav", "stream_format": "sse"|"audio"}
+//      "response_format": "pcm"|"wav"|"flac"|"opus"|"mp3", "stream_format": "sse"|"audio"}
 //     knobs are speak knobs (speak/knobs.h) that apply per utterance; a knob the engines
 //     fix at load (threads, types, sampling, the kit) is refused, naming it: set it on
 //     `rtf serve`'s command line. Defaults: stream_format sse, response_format pcm.
@@ -22,13 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "core/audio-stream.h"
 #include "speak/speak-config.h"
 
 namespace rtf::serve {
 
-enum class AudioFormat { Pcm, Wav };
 enum class StreamFormat { Audio, Sse };
-const char *to_string(AudioFormat f);
 const char *to_string(StreamFormat f);
 
 inline const std::vector<std::string> kOpenAiVoices = {"default", "alloy", "ash",  "ballad", "coral",  "echo",

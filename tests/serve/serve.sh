@@ -94,6 +94,64 @@ check(b1 == {"on": False} and "rtf_batch_enabled 0" in m and json.loads(req("GET
 r, wav = speech()
 check(r.status == 200 and r.getheader("Content-Type") == "audio/wav", "wav content type")
 check(wav[:4] == b"RIFF" and wav[8:12] == b"WAVE" and wav[36:40] == b"data" and wav[44:] == ref, "wav = header + the same PCM")
+# 2a. the encoded formats (issue 33), streamed as the audio arrives: the right type and
+# container, bytes before the stream's end, and what an independent decoder (Debian's flac,
+# opusdec, mpg123) makes of them: FLAC the same samples, Opus the same length, MP3 the length
+# plus the encoder's delay and padding (no LAME tag in a stream to trim them); lossy SNR printed.
+import subprocess, tempfile, wave
+import numpy as np
+ref_s = np.frombuffer(ref, dtype="<i2").astype(np.float64)
+
+def streamed(**kw):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=T)
+    c.request("POST", "/v1/audio/speech", json.dumps(dict(dict(model="rtf", input="Hello from the server."), **kw)),
+              {"Content-Type": "application/json"})
+    r = c.getresponse()
+    parts, t_first = [], None
+    while True:
+        b = r.read1(1 << 16)
+        if not b: break
+        if t_first is None: t_first = time.monotonic()
+        parts.append(b)
+    t_end = time.monotonic()
+    c.close()
+    return r, b"".join(parts), len(parts), (t_end - t_first) if t_first else 0.0
+
+def snr_db(x):  # x against the reference at the best lag in [0, 4000) samples (the encoder's delay)
+    n = len(ref_s)
+    best = max(range(0, 4000, 1), key=lambda k: float(np.dot(x[k:k + n][:n], ref_s[:len(x[k:k + n])]))) if len(x) > n else 0
+    y = x[best:best + n]
+    e = ref_s[:len(y)] - y
+    return 10 * np.log10(np.sum(ref_s[:len(y)] ** 2) / max(np.sum(e ** 2), 1e-9)), best
+
+with tempfile.TemporaryDirectory() as td:
+    for fmt, ctype, magic in [("flac", "audio/flac", b"fLaC"), ("opus", "audio/ogg", b"OggS"), ("mp3", "audio/mpeg", b"\xff")]:
+        r, body, n_reads, spread = streamed(response_format=fmt)
+        check(r.status == 200 and r.getheader("Content-Type") == ctype and body[:len(magic)] == magic,
+              "%s streamed as %s (%d bytes in %d reads, the first %.2f s before the end)" % (fmt, ctype, len(body), n_reads, spread))
+        check(n_reads >= 2 and spread > 0, "%s: bytes arrive before the stream ends" % fmt)
+        src = os.path.join(td, "a." + fmt)
+        open(src, "wb").write(body)
+        if fmt == "flac":
+            out = subprocess.run(["flac", "-d", "-s", "-c", "--force-raw-format", "--endian=little", "--sign=signed", src],
+                                 capture_output=True, timeout=T).stdout
+            check(out == ref, "flac decodes (Debian's flac) to rtf speak's samples, bit for bit (%d samples)" % (len(out) // 2))
+            continue
+        if fmt == "opus":
+            wav_path = os.path.join(td, "o.wav")
+            subprocess.run(["opusdec", "--quiet", "--rate", "24000", src, wav_path], check=True, capture_output=True, timeout=T)
+            w = wave.open(wav_path)
+            x = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float64)
+            check(w.getframerate() == 24000 and len(x) == len(ref_s),
+                  "opus decodes (opusdec) to the same length: %d vs %d samples" % (len(x), len(ref_s)))
+        else:
+            out = subprocess.run(["mpg123", "-q", "-s", src], capture_output=True, timeout=T).stdout
+            x = np.frombuffer(out, dtype="<i2").astype(np.float64)
+            extra = len(x) - len(ref_s)
+            check(0 <= extra <= 2 * 576 + 1152,
+                  "mp3 decodes (mpg123) to the length plus delay and padding: %+d samples (%.0f ms)" % (extra, extra / 24.0))
+        snr, lag = snr_db(x)
+        print("ok: %s SNR %.1f dB against the PCM (lag %d samples; lossy, printed, not gated)" % (fmt, snr, lag))
 # 3. SSE of the OpenAI endpoint: deltas decode to the same PCM, a done event with usage
 r, sse = speech(response_format="pcm", stream_format="sse")
 check(r.getheader("Content-Type").startswith("text/event-stream"), "sse content type")
@@ -117,7 +175,8 @@ r, d = req("GET", "/v1/runs/999999")
 check(r.status == 404 and "error" in json.loads(d), "unknown run -> 404 JSON")
 # 6. refusals: 400 naming the field, never a crash
 bad = [(b"{not json", "body"), (b'{"input":"\xff\xfe"}', "body"), (b"[]", "body"), (b'{"model":"x"}', "input"),
-       (b'{"input":"x","voice":"bob"}', "voice"), (b'{"input":"x","response_format":"mp3"}', "response_format"),
+       (b'{"input":"x","voice":"bob"}', "voice"), (b'{"input":"x","response_format":"aac"}', "response_format"),
+       (b'{"input":"x","response_format":"opus","stream_format":"sse"}', "response_format"),
        (b'{"input":"x","stream_format":"sse"}', "response_format"), (b'{"input":"x","extra":1}', "extra"),
        (b'{"input":"' + b"a" * 5000 + b'"}', "input"), (b"", "body")]
 for body, field in bad:

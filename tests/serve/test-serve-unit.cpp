@@ -75,7 +75,8 @@ TEST(SpeechRequest, OpenAiRefusalsNameTheField) {
     EXPECT_EQ(f(R"({"input":"abcdef"})", 5), "input");
     EXPECT_NO_THROW(parse_openai_speech(R"({"input":"\u00e9\u00e9\u00e9\u00e9\u00e9"})", base, 5));  // 5 characters, 10 bytes
     EXPECT_EQ(f(R"({"input":"x","voice":"bob"})"), "voice");
-    EXPECT_EQ(f(R"({"input":"x","response_format":"mp3"})"), "response_format");
+    EXPECT_EQ(f(R"({"input":"x","response_format":"aac"})"), "response_format");
+    EXPECT_EQ(f(R"({"input":"x","response_format":"opus","stream_format":"sse"})"), "response_format");  // sse: pcm only
     EXPECT_EQ(f(R"({"input":"x","stream_format":"sse"})"), "response_format");  // sse needs pcm
     EXPECT_EQ(f(R"({"input":"x","stream_format":"ws"})"), "stream_format");
     EXPECT_EQ(f(R"({"input":"x","speed":1.5})"), "speed");

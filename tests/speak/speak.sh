@@ -38,6 +38,18 @@ before=$(ls "$KIT/.rtf-cache")
 sleep 0.01; touch "$KIT/tts/MiniCPM-o-4_5-tts-F16.gguf"
 expect_rc 0 '' -- speak --models "$KIT" --text "Again." --max-audio-s 1 -q -o "$TMP/again.wav"
 after=$(ls "$KIT/.rtf-cache")
+# 1b. -o by extension: FILE.flac is the WAV's samples losslessly (Debian's flac decodes it),
+# FILE.opus an Ogg/Opus stream of the same length (opusdec); both written as chunks arrive
+expect_rc 0 '' -- speak --models "$KIT" --text "Again." --max-audio-s 1 -q -o "$TMP/again.flac"
+expect_rc 0 '' -- speak --models "$KIT" --text "Again." --max-audio-s 1 -q -o "$TMP/again.opus"
+flac -d -s -f -o "$TMP/again-flac.wav" "$TMP/again.flac" && opusdec --quiet --rate 24000 "$TMP/again.opus" "$TMP/again-opus.wav" \
+  && python3 - "$TMP/again.wav" "$TMP/again-flac.wav" "$TMP/again-opus.wav" <<'PY' && echo "ok: -o x.flac / x.opus" || { echo "FAIL: -o x.flac / x.opus"; fails=$((fails+1)); }
+import sys, wave
+w = [wave.open(p) for p in sys.argv[1:]]
+a, f, o = (x.readframes(x.getnframes()) for x in w)
+assert a == f and w[1].getframerate() == 24000, "flac differs from the wav"
+assert w[2].getnframes() == w[0].getnframes(), (w[2].getnframes(), w[0].getnframes())
+PY
 [[ -n $before && -n $after && $before != "$after" && $(wc -l <<<"$after") -eq 1 ]] \
   && echo "ok: cache rebuilt after touch ($before -> $after)" || { echo "FAIL: cache after touch: '$before' -> '$after'"; fails=$((fails+1)); }
 
