@@ -42,7 +42,8 @@ for _ in $(seq 1 240); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev
 PORT=$(cat "$TMP/port")
 echo "ok: listening on 127.0.0.1:$PORT"
 
-python3 - "$PORT" "$TMP/ref.pcm" "$TMP/ref2.pcm" <<'PY' || fails=$((fails+1))
+# Debian's python3 (numpy, for the lossy formats' SNR), as scripts/golden-twins.sh
+/usr/bin/python3 - "$PORT" "$TMP/ref.pcm" "$TMP/ref2.pcm" <<'PY' || fails=$((fails+1))
 import base64, http.client, json, socket, sys, threading, time
 port, ref, ref2 = int(sys.argv[1]), open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
 T = 60  # seconds: every request is bounded
