@@ -38,7 +38,10 @@ std::string sse_event(const std::string &event, const json &j) { return "event: 
 
 struct Server::Stream {
     explicit Stream(ConnectionWatch &w) : watch(w) {}
-    ~Stream() { unwatch(); }
+    ~Stream() {
+        unwatch();
+        if (on_end) on_end();
+    }
     // Before httplib may close the connection (the end of run_stream, or this stream's
     // destruction with the response, whichever is first).
     void unwatch() {
@@ -55,6 +58,10 @@ struct Server::Stream {
     Clock::time_point t_arrival;
     double queue_wait_ms = 0;
     bool ran = false;
+    std::atomic<bool> cancel_requested{false};  // POST /v1/runs/ID/cancel
+    std::atomic<int64_t> chunks_sent{0};        // as run_stream counts them
+    int64_t chunks_at_cancel = -1;              // chunks_sent when the cancel came (under mu_)
+    std::function<void()> on_end;               // leaves the server's live map (set once it has an id)
 };
 
 Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<void(const std::string &)> &progress)
@@ -165,10 +172,29 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         }
         metrics_.request("runs", s.status);
     });
+    // Cancel by request: the stream stops within a chunk (its pipeline's cancel token, as a
+    // hang-up does; a batched stream leaves the shared decode at the next step) and frees its
+    // slot; the client gets the chunks already under way and the usual end of the stream.
+    h.Post(R"(/v1/runs/(\d{1,18})/cancel)", [this](const httplib::Request &q, httplib::Response &s) {
+        const int64_t id = std::stoll(q.matches[1].str());
+        std::lock_guard<std::mutex> l(mu_);
+        if (auto it = live_.find(id); it != live_.end()) {
+            Stream &st = *it->second;
+            if (!st.cancel_requested.exchange(true)) st.chunks_at_cancel = st.chunks_sent.load();
+            st.cancel.cancel();
+            s.status = 202;
+            s.set_content(json{{"id", id}, {"status", "cancelling"}}.dump(), "application/json");
+        } else if (runs_.count(id)) {
+            reply_error(s, 409, "conflict", "id", "run " + std::to_string(id) + " has already finished");
+        } else {
+            reply_error(s, 404, "not_found", "id", "no running stream " + std::to_string(id));
+        }
+        metrics_.request("cancel", s.status);
+    });
     h.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request &q, httplib::Response &s) {
         if (!s.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
         std::string msg = s.status == 404 ? "no route " + q.method + " " + q.path +
-                                                " (POST /v1/audio/speech, POST /v1/speak, GET /v1/runs/ID, GET /v1/knobs, GET /health, GET /metrics)"
+                                                " (POST /v1/audio/speech, POST /v1/speak, GET /v1/runs/ID, POST /v1/runs/ID/cancel, GET /v1/knobs, GET /health, GET /metrics)"
                         : s.status == 413 ? "request body larger than " + std::to_string(cfg_.max_body_bytes) + " bytes"
                                           : "HTTP " + std::to_string(s.status);
         json j = {{"error", {{"message", msg}, {"type", s.status == 404 ? "not_found" : "invalid_request_error"}}}};
@@ -216,7 +242,7 @@ void Server::stop() {
     gate_.close();
     {
         std::lock_guard<std::mutex> l(mu_);
-        for (auto *c : active_) c->cancel();
+        for (auto &[id, st] : live_) st->cancel.cancel();
     }
     if (http_) http_->stop();
 }
@@ -288,6 +314,14 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
         return refuse(503, "unavailable", "", "the server is stopping");
     }
     st->id = next_id_++;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        live_[st->id] = st.get();
+    }
+    st->on_end = [this, id = st->id] {
+        std::lock_guard<std::mutex> l(mu_);
+        live_.erase(id);
+    };
     st->req = std::move(sr);
     st->lease = std::move(ticket.lease);
     st->t_arrival = t_arrival;
@@ -307,10 +341,6 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
         return true;
     }
     st.ran = true;
-    {
-        std::lock_guard<std::mutex> l(mu_);
-        active_.insert(&st.cancel);
-    }
     if (stopping_) st.cancel.cancel();
     const auto t_start = Clock::now();
     speak::Engines &engines = *slots_[static_cast<size_t>(st.lease->slot())];
@@ -341,7 +371,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
         if (first_ms < 0) first_ms = ms_between(st.t_arrival, Clock::now());
         if (!sse) {
             write(enc->encode(c.pcm.data(), c.pcm.size()));
-            ++n_chunks;
+            st.chunks_sent.store(++n_chunks);
             n_samples += static_cast<int64_t>(c.pcm.size());
             return;
         }
@@ -351,7 +381,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
         } else {
             write(sse_event("audio", {{"chunk", n_chunks}, {"samples", c.pcm.size()}, {"audio", base64_encode(pcm)}}));
         }
-        ++n_chunks;
+        st.chunks_sent.store(++n_chunks);
         n_samples += static_cast<int64_t>(c.pcm.size());
     };
 
@@ -364,6 +394,11 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
     }
     if (st.gone) client_ok = false;
     const bool cancelled = failure.empty() && r.run.cancelled;
+    int64_t chunks_after_cancel = -1;  // sent after POST /v1/runs/ID/cancel arrived
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (st.chunks_at_cancel >= 0) chunks_after_cancel = n_chunks - st.chunks_at_cancel;
+    }
     if (enc && failure.empty()) write(enc->finish());  // the encoder's last page/frames
     json result = failure.empty() ? speak::to_json(r) : json{{"error", failure}};
     // Whether this stream's decodes were merged with others', and how many streams a decode
@@ -382,6 +417,8 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
                        {"audio_s_sent", static_cast<double>(n_samples) / rate},
                        {"client_disconnected", !client_ok},
                        {"cancelled", cancelled},
+                       {"cancel_requested", st.cancel_requested.load()},
+                       {"chunks_after_cancel", chunks_after_cancel},
                        {"failed", !failure.empty()},
                        {"knobs", st.req.knobs},
                        {"model", st.req.model},
@@ -417,7 +454,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
     keep_run(st.id, std::move(result));
     {
         std::lock_guard<std::mutex> l(mu_);
-        active_.erase(&st.cancel);
+        live_.erase(st.id);
     }
     st.unwatch();
     const int slot = st.lease->slot();

@@ -13,6 +13,8 @@
 //   POST /v1/speak          rtfkit's own: prompt or text + per-utterance knobs; SSE by default,
 //                           the last event is the run's full result JSON
 //   GET  /v1/runs/ID        a finished stream's result JSON (X-Rtf-Run-Id of its response)
+//   POST /v1/runs/ID/cancel stops a running stream within a chunk and frees its slot: 202, or
+//                           409 once it has finished, 404 for an id that is not running
 //   GET  /health            200 {"status":"ok",...} while serving (503 "stopping" once stop() began)
 //   GET  /metrics           Prometheus text (serve-metrics.h; with --batch on the decode batchers' figures)
 // Audio is 24 kHz mono s16le, one write per Token2Wav window as it is made. A client that
@@ -27,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -89,10 +90,10 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<int64_t> next_id_{1};
     std::atomic<double> stream_s_{1.0};              // recent mean stream wall time (Retry-After)
-    std::mutex mu_;                                  // guards runs_, active_
+    std::mutex mu_;                                  // guards runs_, live_ and a Stream's chunks_at_cancel
     std::map<int64_t, nlohmann::json> runs_;
     std::deque<int64_t> run_order_;
-    std::set<pipe::CancelToken *> active_;           // the running streams' tokens (stop() trips them)
+    std::map<int64_t, Stream *> live_;               // admitted streams by id (cancel by request; stop() trips them)
     std::mutex log_mu_;
 };
 

@@ -333,6 +333,40 @@ e, _ = start_long_stream()
 check(health()["streams_active"] == 2, "the freed slot serves the next request")
 hang_up(e); hang_up(b)
 wait_for(lambda: cancelled(5)() and active(0)(), "both remaining streams cancelled, no stream active")
+# 8d. cancel by request (issue 33): POST /v1/runs/ID/cancel stops a running stream within a
+# chunk (at most one more chunk reaches the client: ~1 s of PCM, under 60000 bytes on the
+# tiny kit) and frees its slot for the next request, with both slots busy; a finished run is
+# a 409, an unknown one a 404
+def read_all(s, got):
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d: return
+            got.append((time.monotonic(), len(d)))
+    except OSError:
+        pass
+h_, _ = start_long_stream()
+f, fid = start_long_stream(read=False)
+check(health()["streams_active"] == 2, "both slots busy before the cancel")
+got = []
+reader = threading.Thread(target=read_all, args=(f, got), daemon=True); reader.start()
+wait_for(lambda: sum(n for _, n in got) > 60000, "the stream to cancel is sending audio")
+r, d = req("POST", "/v1/runs/%d/cancel" % fid)
+t_cancel = time.monotonic()
+check(r.status == 202 and json.loads(d)["status"] == "cancelling", "POST /v1/runs/%d/cancel: %d %s" % (fid, r.status, d.decode()))
+reader.join(T)
+after = sum(n for t, n in got if t > t_cancel)
+run = json.loads(req("GET", "/v1/runs/%d" % fid)[1])["serve"]
+check(run["cancelled"] and run["cancel_requested"] and not run["client_disconnected"] and run["chunks_after_cancel"] <= 1
+      and after < 60000, "cancelled by request: %d chunk(s) sent after the cancel, %d bytes reached the client after its 202"
+      % (run["chunks_after_cancel"], after))
+g, _ = start_long_stream()
+check(health()["streams_active"] == 2, "the slot the cancel freed serves the next request at once")
+r409, _ = req("POST", "/v1/runs/%d/cancel" % fid)
+r404, _ = req("POST", "/v1/runs/999999/cancel")
+check(r409.status == 409 and r404.status == 404, "cancel of a finished run: %d, of an unknown one: %d" % (r409.status, r404.status))
+hang_up(f); hang_up(g); hang_up(h_)
+wait_for(lambda: cancelled(8)() and active(0)(), "the cancel test's streams ended")
 check(True, "all long streams cancelled")
 PY
 else echo "FAIL: the 600 s server did not start"; cat "$TMP/serve3.log"; fails=$((fails+1)); fi
