@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scale-out example: two `rtf serve` instances on loopback behind HAProxy
 # (examples/haproxy/haproxy.cfg), `rtf load` through the front door, then a check that both
-# instances served and every stream completed. Stops everything it started.
+# instances served and every stream completed. Each instance answers HAProxy's agent check
+# (rtf serve --agent-port): HAProxy weighs it by its free-slot share. Stops everything it started.
 #
 #   scripts/serve-haproxy.sh [KIT] [REQUESTS]   # default: a tiny twin kit made in a temp dir, 6 requests
 #   RTF=build/bin/rtf scripts/serve-haproxy.sh
@@ -23,9 +24,11 @@ fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 max_streams=1 max_queue=2
+export RTF_AGENT_PORT1=$(free_port) RTF_AGENT_PORT2=$(free_port)
 for i in 1 2; do
+  agent=RTF_AGENT_PORT$i
   "$RTF" serve --models "$kit" --port 0 --port-file "$tmp/port$i" --max-streams $max_streams --max-queue $max_queue \
-    --max-audio-s 1 --min-audio-s 1 -q >"$tmp/serve$i.log" 2>&1 &
+    --agent-port "${!agent}" --max-audio-s 1 --min-audio-s 1 -q >"$tmp/serve$i.log" 2>&1 &
   pids+=($!)
 done
 for i in 1 2; do
@@ -60,3 +63,5 @@ if [[ $rc -ne 0 || "$complete" -ne "$requests" || "$n1" -lt 1 || "$n2" -lt 1 ]];
   echo "FAIL: load exit $rc, $complete/$requests complete, backends $n1/$n2"; tail -5 "$tmp/haproxy.log"; exit 1
 fi
 echo "ok: $complete/$requests streams complete through HAProxy, both instances served"
+
+

@@ -66,7 +66,8 @@ int run_serve(ServeCmd &o) {
               << " stream(s), batch " << (o.sc.batch ? "on" : "off")
               << (srv.slot_threads() > 0 ? ", " + std::to_string(srv.slot_threads()) + " thread(s) per stage per stream" : std::string())
               << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
-              << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  GET /v1/knobs  GET /health  GET /metrics\n";
+              << (o.sc.agent_port > 0 ? ", agent check on :" + std::to_string(o.sc.agent_port) : std::string())
+              << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  POST /v1/runs/ID/cancel  GET /v1/knobs  GET /health  GET /metrics\n";
     pipe::CancelToken stop;
     pipe::SigintGuard guard(stop);
     std::thread server([&] { srv.run(); });
@@ -89,6 +90,11 @@ void add_serve_command(CLI::App &app, Action &action) {
     sub->add_option("--host", o->sc.host, "Address to bind")->default_str(o->sc.host)->group("serve");
     sub->add_option("--port", o->sc.port, "Port (0 = any free port; see --port-file)")->default_val(o->sc.port)->group("serve");
     sub->add_option("--port-file", o->sc.port_file, "Write the bound port to FILE once listening")->group("serve");
+    sub->add_option("--agent-port", o->sc.agent_port,
+                    "Answer HAProxy's agent check on this port with the free-slot share (\"ready up 50%\", 0% when "
+                    "every slot is busy; \"drain\" when stopping), so a balancer sends new streams where a slot is free; 0 = off. "
+                    "examples/haproxy/haproxy.cfg uses it")
+        ->default_val(o->sc.agent_port)->group("serve");
     sub->add_option("--max-streams", o->sc.max_streams,
                     "Utterances spoken at once; each is an engine set (LLM + TTS: sequences of the shared batched "
                     "contexts, or with --batch off contexts of their own; a Token2Wav stream; the Token2Wav weights are "

@@ -15,6 +15,8 @@ namespace rtf::serve {
 void ServeConfig::validate() const {
     if (host.empty()) throw_usage("--host: give an address to bind (e.g. 127.0.0.1)");
     if (port < 0 || port > 65535) throw_usage("--port: must be in [0, 65535] (0 = any free port)");
+    if (agent_port < 0 || agent_port > 65535) throw_usage("--agent-port: must be in [1, 65535] (0 = no agent check)");
+    if (agent_port != 0 && agent_port == port) throw_usage("--agent-port: must differ from --port");
     if (max_streams < 1 || max_streams > 64) throw_usage("--max-streams: must be in [1, 64] (each is an engine set)");
     if (max_queue < 0 || max_queue > 1024) throw_usage("--max-queue: must be in [0, 1024]");
     if (!(queue_timeout_ms >= 0 && queue_timeout_ms <= 600000))

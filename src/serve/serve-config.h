@@ -26,6 +26,7 @@ struct ServeConfig {
     std::string host = "127.0.0.1";
     int port = 8080;                  // 0 = any free port (printed, and written to port_file)
     std::string port_file;            // "" = none; the bound port, once listening (scripts, tests)
+    int agent_port = 0;               // --agent-port: HAProxy's agent check on this port (agent-check.h); 0 = none
     int max_streams = 1;              // concurrent utterances = engine slots loaded
     int max_queue = 4;                // requests that may wait for a slot
     double queue_timeout_ms = 30000;  // a queued request's longest wait -> 503

@@ -138,6 +138,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         json j = {{"status", ok ? "ok" : "stopping"},
                   {"streams_active", gate_.active()},
                   {"streams_queued", gate_.queued()},
+                  {"agent_port", cfg_.agent_port > 0 ? json(cfg_.agent_port) : json(nullptr)},
                   {"max_streams", cfg_.max_streams},
                   {"max_queue", cfg_.max_queue},
                   {"kit", slots_.front()->kit.dir},
@@ -227,6 +228,11 @@ int Server::bind() {
                     " (in use, or not an address of this machine; --port 0 picks a free one)");
     }
     cfg_.port = port;
+    if (cfg_.agent_port > 0) {
+        agent_ = std::make_unique<AgentCheck>(cfg_.host, cfg_.agent_port, [this] {
+            return agent_reply(gate_.active(), cfg_.max_streams, stopping_.load());
+        });
+    }
     if (!cfg_.port_file.empty()) {
         std::ofstream f(cfg_.port_file);
         f << port << "\n";

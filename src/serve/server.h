@@ -16,6 +16,7 @@
 //   POST /v1/runs/ID/cancel stops a running stream within a chunk and frees its slot: 202, or
 //                           409 once it has finished, 404 for an id that is not running
 //   GET  /health            200 {"status":"ok",...} while serving (503 "stopping" once stop() began)
+//   --agent-port N: HAProxy's agent check (agent-check.h), the free-slot share as a weight
 //   GET  /metrics           Prometheus text (serve-metrics.h; with --batch on the decode batchers' figures)
 // Audio is 24 kHz mono s16le, one write per Token2Wav window as it is made. A client that
 // disconnects cancels its utterance and frees its slot at once, also while it waits in the
@@ -37,6 +38,7 @@
 #include "pipeline/cancel.h"
 #include "serve/admission.h"
 #include "serve/connection-watch.h"
+#include "serve/agent-check.h"
 #include "serve/serve-config.h"
 #include "serve/serve-metrics.h"
 #include "serve/speech-request.h"
@@ -95,6 +97,7 @@ private:
     std::deque<int64_t> run_order_;
     std::map<int64_t, Stream *> live_;               // admitted streams by id (cancel by request; stop() trips them)
     std::mutex log_mu_;
+    std::unique_ptr<AgentCheck> agent_;  // last: it reads gate_ and stopping_, so it goes first
 };
 
 }  // namespace rtf::serve

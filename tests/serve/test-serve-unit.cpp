@@ -1,5 +1,5 @@
 // The serve layer without a model: request parsing (every refusal names its field), the
-// admission gate (FIFO, queue limit, timeout, close), base64, the PCM bytes a stream
+// admission gate (FIFO, queue limit, timeout, close), the HAProxy agent check, base64, the PCM bytes a stream
 // carries (the same as a WAV file's), the Prometheus text, and the load generator's
 // config checks and capacity rule.
 #include <atomic>
@@ -8,6 +8,11 @@
 #include <fstream>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +20,7 @@
 #include "core/error.h"
 #include "core/wav.h"
 #include "serve/admission.h"
+#include "serve/agent-check.h"
 #include "serve/base64.h"
 #include "serve/load-gen.h"
 #include "serve/serve-config.h"
@@ -269,6 +275,65 @@ TEST(ServeConfig, ValidateNamesTheFlag) {
     c = ServeConfig{};
     c.slot_threads = -2;
     EXPECT_THROW(c.validate(), Error);
+    for (int p : {-1, 70000, 8080}) {  // 8080: the HTTP port itself
+        c = ServeConfig{};
+        c.agent_port = p;
+        try {
+            c.validate();
+            FAIL() << p;
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find("--agent-port"), std::string::npos) << e.what();
+        }
+    }
+}
+
+// HAProxy's agent protocol: the free-slot share as a weight (0 % when full), drain when stopping.
+TEST(AgentCheck, ReplyIsTheFreeSlotShare) {
+    EXPECT_EQ(agent_reply(0, 2, false), "ready up 100%\n");
+    EXPECT_EQ(agent_reply(1, 2, false), "ready up 50%\n");
+    EXPECT_EQ(agent_reply(2, 2, false), "ready up 0%\n");  // full: no new streams from the balancer
+    EXPECT_EQ(agent_reply(1, 3, false), "ready up 67%\n");
+    EXPECT_EQ(agent_reply(0, 1, true), "drain\n");
+}
+
+// The listener answers each connection with one line from the callback, and stops with the object.
+TEST(AgentCheck, AnswersEachConnectionOnce) {
+    std::atomic<int> active{0}, calls{0};
+    int port = 0;
+    {
+        AgentCheck agent("127.0.0.1", 0, [&] {
+            ++calls;
+            return agent_reply(active.load(), 2, false);
+        });
+        port = agent.port();
+        ASSERT_GT(port, 0);
+        auto ask = [&] {
+            const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_port = htons(static_cast<uint16_t>(port));
+            ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+            EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+            std::string got;
+            char buf[64];
+            for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+            ::close(fd);
+            return got;
+        };
+        EXPECT_EQ(ask(), "ready up 100%\n");
+        active = 2;
+        EXPECT_EQ(ask(), "ready up 0%\n");
+        EXPECT_EQ(calls.load(), 2);
+        EXPECT_THROW(AgentCheck("127.0.0.1", port, [] { return std::string(); }), Error);  // the port is taken
+    }
+    // gone: nothing listens there any more
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    EXPECT_NE(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ::close(fd);
 }
 
 TEST(ServeConfig, SlotThreadsShareTheCores) {
