@@ -296,6 +296,18 @@ TEST(AgentCheck, ReplyIsTheFreeSlotShare) {
     EXPECT_EQ(agent_reply(0, 1, true), "drain\n");
 }
 
+// A TCP connection to 127.0.0.1:port; -1 when nothing listens there.
+static int connect_local(int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) return fd;
+    ::close(fd);
+    return -1;
+}
+
 // The listener answers each connection with one line from the callback, and stops with the object.
 TEST(AgentCheck, AnswersEachConnectionOnce) {
     std::atomic<int> active{0}, calls{0};
@@ -308,12 +320,8 @@ TEST(AgentCheck, AnswersEachConnectionOnce) {
         port = agent.port();
         ASSERT_GT(port, 0);
         auto ask = [&] {
-            const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-            sockaddr_in a{};
-            a.sin_family = AF_INET;
-            a.sin_port = htons(static_cast<uint16_t>(port));
-            ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-            EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+            const int fd = connect_local(port);
+            EXPECT_GE(fd, 0);
             std::string got;
             char buf[64];
             for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
@@ -326,14 +334,7 @@ TEST(AgentCheck, AnswersEachConnectionOnce) {
         EXPECT_EQ(calls.load(), 2);
         EXPECT_THROW(AgentCheck("127.0.0.1", port, [] { return std::string(); }), Error);  // the port is taken
     }
-    // gone: nothing listens there any more
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    EXPECT_NE(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-    ::close(fd);
+    EXPECT_EQ(connect_local(port), -1);  // gone: nothing listens there any more
 }
 
 TEST(ServeConfig, SlotThreadsShareTheCores) {
