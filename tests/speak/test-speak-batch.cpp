@@ -25,6 +25,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <latch>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -249,7 +250,14 @@ void tts_alone_vs_batched(const speak::SpeakConfig &cfg, bool sampled) {
     EXPECT_TRUE(solo.logits == alone.logits) << "a batch of one must give the same bits as alone";
     // 2. merged with another stream speaking from other rows.
     TtsTrace both, other;
-    std::thread t2([&] { other = speak_tts(e2, message(31, n_llm, 6)); });
+    // Both start at once (a latch): a thread that starts late on a loaded machine would find
+    // the other's 60 short decodes already done, and nothing would be merged.
+    std::latch go(2);
+    std::thread t2([&] {
+        go.arrive_and_wait();
+        other = speak_tts(e2, message(31, n_llm, 6));
+    });
+    go.arrive_and_wait();
     both = speak_tts(e1, message(24, n_llm, 5));
     t2.join();
     EXPECT_GT(b->stats().mean_batch(), 1.0) << "the two streams shared no decode: the test proved nothing";
@@ -345,7 +353,12 @@ void llm_alone_vs_batched(const speak::SpeakConfig &cfg, bool sampled) {
     EXPECT_TRUE(solo.hidden == alone.hidden) << "a batch of one must give the same bits as alone";
     // 2. batched with another stream at the same time.
     Reply both, other;
-    std::thread t2([&] { other = generate(e2, "What is the weather like on the coast today?"); });
+    std::latch go(2);  // both start at once, as in the TTS test above
+    std::thread t2([&] {
+        go.arrive_and_wait();
+        other = generate(e2, "What is the weather like on the coast today?");
+    });
+    go.arrive_and_wait();
     both = generate(e1, prompt);
     t2.join();
     EXPECT_GT(b->stats().mean_batch(), 1.0) << "the two streams shared no decode: the test proved nothing";
