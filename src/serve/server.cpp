@@ -174,8 +174,8 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         metrics_.request("runs", s.status);
     });
     // Cancel by request: the stream stops within a chunk (its pipeline's cancel token, as a
-    // hang-up does; a batched stream leaves the shared decode at the next step) and frees its
-    // slot; the client gets the chunks already under way and the usual end of the stream.
+    // hang-up trips it) and frees its slot; the client gets the chunk already under way and
+    // the usual end of the stream.
     h.Post(R"(/v1/runs/(\d{1,18})/cancel)", [this](const httplib::Request &q, httplib::Response &s) {
         const int64_t id = std::stoll(q.matches[1].str());
         std::lock_guard<std::mutex> l(mu_);
@@ -320,14 +320,14 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
         return refuse(503, "unavailable", "", "the server is stopping");
     }
     st->id = next_id_++;
+    st->on_end = [this, id = st->id] {  // set before it is listed: whatever happens next, it leaves
+        std::lock_guard<std::mutex> l(mu_);
+        live_.erase(id);
+    };
     {
         std::lock_guard<std::mutex> l(mu_);
         live_[st->id] = st.get();
     }
-    st->on_end = [this, id = st->id] {
-        std::lock_guard<std::mutex> l(mu_);
-        live_.erase(id);
-    };
     st->req = std::move(sr);
     st->lease = std::move(ticket.lease);
     st->t_arrival = t_arrival;
