@@ -81,8 +81,10 @@ int run_serve(ServeCmd &o) {
 void add_serve_command(CLI::App &app, Action &action) {
     auto o = std::make_shared<ServeCmd>();
     auto *sub = app.add_subcommand(
-        "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM or SSE), "
-                 "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), GET /health, "
+        "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM/FLAC/Ogg-Opus/MP3 "
+                 "or SSE), "
+                 "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), "
+                 "POST /v1/runs/ID/cancel, GET /health, "
                  "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once, their LLM and TTS "
                  "decode steps batched into one decode per stage with --batch on. "
                  "Binds 127.0.0.1 unless --host says otherwise. docs/serve.md has the contract");

@@ -46,11 +46,11 @@ bool sndfile_can_write(int sf_format, int sample_rate) {
 
 }  // namespace
 
-// What libsndfile writes, as bytes still to send. Bytes before `base_` were handed out
+// What libsndfile writes, as bytes still to send. Bytes before `base` were handed out
 // already: a write there (a header patched at the end) is dropped.
 struct AudioStreamEncoder::Sink {
-    std::string pending;   // bytes from offset base_ on
-    sf_count_t base_ = 0;  // stream offset of pending[0]
+    std::string pending;   // bytes from offset base on
+    sf_count_t base = 0;  // stream offset of pending[0]
     sf_count_t pos = 0;    // libsndfile's file position
     sf_count_t len = 0;    // the stream's length so far
 
@@ -59,12 +59,12 @@ struct AudioStreamEncoder::Sink {
         sf_count_t from = pos, to = pos + n;
         pos = to;
         len = std::max(len, to);
-        if (to <= base_) return n;  // all of it already sent
-        if (from < base_) {
-            b += base_ - from;
-            from = base_;
+        if (to <= base) return n;  // all of it already sent
+        if (from < base) {
+            b += base - from;
+            from = base;
         }
-        const size_t off = static_cast<size_t>(from - base_);
+        const size_t off = static_cast<size_t>(from - base);
         if (pending.size() < off + static_cast<size_t>(to - from)) pending.resize(off + static_cast<size_t>(to - from), '\0');
         std::memcpy(pending.data() + off, b, static_cast<size_t>(to - from));
         return n;
@@ -83,12 +83,12 @@ struct AudioStreamEncoder::Sink {
             strip_xing = false;
             if (n > 0) {
                 pending.erase(0, n);
-                base_ += static_cast<sf_count_t>(n);
+                base += static_cast<sf_count_t>(n);
             }
         }
         std::string out;
         out.swap(pending);
-        base_ += static_cast<sf_count_t>(out.size());
+        base += static_cast<sf_count_t>(out.size());
         return out;
     }
 
