@@ -35,6 +35,8 @@ exclude=()
 ((${#skip[@]})) && exclude=(-LE "$(IFS='|'; echo "${skip[*]}")")
 echo "== release suite (at $(since))"
 ctest --test-dir build --output-on-failure -j "$jobs" "${exclude[@]}" "$@"
+# what tests keep for a person to look at (e2e-serve-page's screenshot of the listening page)
+[[ -d build/test-artifacts ]] && echo "== test artifacts in build/test-artifacts: $(ls build/test-artifacts | tr '\n' ' ')"
 if [[ "${RTF_TEST_SANITIZERS:-1}" == 1 ]]; then
   for san in asan tsan; do
     echo "== $san build (at $(since))"

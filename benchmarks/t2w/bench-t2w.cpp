@@ -62,7 +62,7 @@ void BM_Token2MelWindow(benchmark::State &s) {
     c.threads_t2m = static_cast<int>(s.range(0));
     Token2Mel t2m(model(), c);
     Token2MelState st;
-    st.reset(model());
+    st.reset(*model().voice());
     PartTimes pt;
     const auto w = window(1);
     timed(s, [&] { benchmark::DoNotOptimize(t2m.run(w, false, st, pt)); });

@@ -3,6 +3,7 @@
 // kit's token2wav weights: spec §3.9, models/t2w/prompt-cache-builder.h.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <unistd.h>
@@ -48,6 +49,12 @@ int run_t2w_prompt(const T2wPromptOptions &o) {
     const auto t1 = std::chrono::steady_clock::now();
     const t2w::PromptCache cache = t2w::build_prompt_cache(*model, bundle, opt);
     const double build_ms = t2w::ms_since(t1);
+    // A new voice of a kit goes to KIT/voices/NAME/prompt_cache.gguf: make the folder.
+    if (const auto parent = std::filesystem::path(o.out).parent_path(); !parent.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(parent, ec);
+        if (ec) throw_setup("t2w-prompt: cannot create " + parent.string() + ": " + ec.message());
+    }
     t2w::write_prompt_cache(cache, o.out);
     std::cout << "t2w-prompt: wrote " << o.out << " (n_timesteps " << cache.n_timesteps << ", L " << cache.att_len << ", built in "
               << static_cast<int>(build_ms) << " ms)\n";
@@ -85,7 +92,8 @@ static void add_t2w_prompt_command(CLI::App &app, Action &action) {
     sub->add_option("--steps", o->build.steps, "Euler steps N the cache is for (1..100; the reference ships 5, default 5)");
     sub->add_option("--temperature", o->build.temperature, "Noise scale written into the cache and used for its setup (default 1.0)");
     sub->add_option("--threads", o->build.threads, "CPU threads (default 2; the bytes do not depend on it)");
-    sub->add_option("-o,--out", o->out, "Output prompt_cache.gguf (written to OUT.part, then renamed)")->required();
+    sub->add_option("-o,--out", o->out, "Output prompt_cache.gguf (written to OUT.part, then renamed; its folder is made). "
+                                        "KIT/voices/NAME/prompt_cache.gguf adds the voice NAME to a kit (rtf speak --voice NAME)")->required();
     sub->add_option("--json", o->json, "Write a summary (shapes, settings, timings) as JSON ('-' = stdout)");
     sub->add_flag("--quiet", o->quiet, "No progress lines on stderr");
     sub->callback([&action, o] { action = [o] { return run_t2w_prompt(*o); }; });

@@ -21,7 +21,7 @@ namespace {
 namespace m45 = rtf::gguf::minicpmo45;
 
 struct TwinCliOptions {
-    std::string family = "minicpmo45", scale = "tiny", type = "f16", out, like, only, vocab, json;
+    std::string family = "minicpmo45", scale = "tiny", type = "f16", out, like, only, vocab, json, voices = "twin-a,twin-b";
     uint64_t seed = 0;
     bool dry_run = false, quiet = false, vision = false;
     // Dimension overrides (0 = the scale's value).
@@ -98,12 +98,19 @@ int run_twin(const TwinCliOptions &c) {
         o.roles.clear();
         for (const auto &s : split(c.only, ',')) o.roles.push_back(gguf::parse_role(trim(s), "--only"));
     }
+    o.voices.clear();
+    if (c.voices != "none")
+        for (const auto &s : split(c.voices, ',')) o.voices.push_back(trim(s));
     if (c.vision && std::find(o.roles.begin(), o.roles.end(), gguf::Role::vpm) == o.roles.end())
         o.roles.push_back(gguf::Role::vpm);
     o.progress = make_progress(c.quiet || c.dry_run);
     const auto r = twin::make_kit(o);
     for (const auto &f : r.files)
         std::printf("%-14s %-44s %14llu bytes  %5lld tensors%s\n", gguf::role_name(f.role), f.path.c_str(),
+                    static_cast<unsigned long long>(f.bytes), static_cast<long long>(f.n_tensors),
+                    c.dry_run ? "" : ("  " + std::to_string(f.seconds).substr(0, 5) + " s").c_str());
+    for (const auto &f : r.voices)
+        std::printf("%-14s %-44s %14llu bytes  %5lld tensors%s\n", "voice", f.path.c_str(),
                     static_cast<unsigned long long>(f.bytes), static_cast<long long>(f.n_tensors),
                     c.dry_run ? "" : ("  " + std::to_string(f.seconds).substr(0, 5) + " s").c_str());
     std::printf("total %llu bytes (%s)%s\n", static_cast<unsigned long long>(r.total_bytes),
@@ -139,6 +146,9 @@ static void add_twin_command(CLI::App &app, Action &action) {
                                        "flow_extra,hifigan2,prompt_cache,apm,vpm (default all but vpm; apm / vpm = the "
                                        "duplex audio / vision encoder). Into an existing kit: rtf-kit.json keeps the "
                                        "files not rewritten");
+    sub->add_option("--voices", c->voices, "Extra voices written with the prompt cache, comma-separated names "
+                                           "(voices/NAME/prompt_cache.gguf, seeded apart: other audio for the same "
+                                           "codes; default twin-a,twin-b; 'none' = only the kit's default voice)");
     sub->add_option("--vocab", c->vocab, "Vocabulary GGUF for the tokenizers (default: llama.cpp's "
                                          "ggml-vocab-qwen2.gguf in the build's vocab folder)");
     sub->add_flag("--vision", c->vision, "Also write the vision encoder (vision/MiniCPM-o-4_5-vision-F16.gguf: SigLIP "

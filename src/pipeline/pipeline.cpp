@@ -169,10 +169,11 @@ struct Run {
         : cfg(c), clock(clk), profile(prof_on), sink(s) {}
 
     void stop_all() {
-        stop.store(true, std::memory_order_release);
+        if (stop.exchange(true, std::memory_order_acq_rel)) return;  // once: interrupt() runs once per stage
         for (auto &q : queues) q->cancel();
         if (gate) gate->cancel();
         clock.wake_all();
+        for (auto &w : workers) w->stage->interrupt();
     }
     void fail(const std::string &stage, std::exception_ptr e) {
         {
@@ -295,7 +296,9 @@ void Worker::main(Item request) {
     } catch (const SinkFailure &f) {
         r.fail("sink", f.error);
     } catch (...) {
-        r.fail(rec.name, std::current_exception());
+        // Thrown while the run was already stopping: the stop's echo (an interrupted engine
+        // call, Stage::interrupt), whose reason is recorded (an error) or is the cancellation.
+        if (!r.stop.load(std::memory_order_acquire)) r.fail(rec.name, std::current_exception());
     }
     prof::set_thread_profile(nullptr);
     finished_ms = r.clock.now_ms();

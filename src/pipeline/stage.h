@@ -22,7 +22,8 @@
 //                      (error elsewhere, cancellation) it throws pipe::Stopped: let it
 //                      propagate (do not swallow it in a catch (...)).
 // Any other exception from these calls stops the whole run and is reported with the
-// stage's name (pipeline.h). Long computations should poll ctx.stopping().
+// stage's name (pipeline.h), unless the run was already stopping (then it is the stop's
+// echo: see interrupt()). Long computations should poll ctx.stopping().
 //
 // The StageSpec is what the stage asks for; the pipeline binds the worker thread to `cpus`
 // plus the PUs of `numa_node` (core/topology.h) and records what the OS applied.
@@ -84,6 +85,13 @@ public:
     virtual void begin(StageContext & /*ctx*/) {}
     virtual void process(Item &&in, Emitter &out) = 0;
     virtual void finish(Emitter & /*out*/) {}
+    // Called when the run starts stopping (cancellation or another stage's error), from the
+    // thread that stops it, not the stage's own: wake a call the stage is blocked in that
+    // polls nothing (e.g. a decode merged with other streams' that waits for them), so the
+    // stage sees the stop at its next step. Must be thread-safe and must not throw. An
+    // exception the stage then throws (e.g. "decode cancelled") is taken as the stop, never
+    // reported as the stage's failure.
+    virtual void interrupt() noexcept {}
 
 private:
     StageSpec spec_;

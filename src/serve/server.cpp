@@ -17,6 +17,7 @@
 #include "core/format.h"
 #include "core/wav.h"
 #include "serve/base64.h"
+#include "serve/listen-page.h"
 #include "speak/knobs.h"
 
 namespace rtf::serve {
@@ -97,7 +98,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     for (int i = 0; i < cfg_.max_streams; ++i) {
         const auto t0 = Clock::now();
         speak::SpeakConfig c = base_;
-        slots_.push_back(speak::load_engines(c, i == 0 ? nullptr : slots_.front()->t2w, batching_.get()));
+        slots_.push_back(speak::load_engines(c, i == 0 ? nullptr : slots_.front().get(), batching_.get()));
         if (i == 0) base_ = c;  // model paths and load-time derivations filled in
         if (progress)
             progress("slot " + std::to_string(i + 1) + "/" + std::to_string(cfg_.max_streams) + " loaded in " +
@@ -150,6 +151,18 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         s.set_content(j.dump(), "application/json");
         metrics_.request("health", s.status);
     });
+    h.Get("/", [this](const httplib::Request &, httplib::Response &s) {
+        s.set_content(listen_page(), "text/html; charset=utf-8");
+        // The page fetches nothing from anywhere but this server, and runs only its own script.
+        s.set_header("Content-Security-Policy",
+                     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+                     "media-src 'self' blob:; img-src 'self' data:");
+        metrics_.request("page", 200);
+    });
+    h.Get("/v1/audio/voices", [this](const httplib::Request &, httplib::Response &s) {
+        s.set_content(voices_json().dump(2), "application/json");
+        metrics_.request("voices", 200);
+    });
     h.Get("/metrics", [this](const httplib::Request &, httplib::Response &s) {
         s.set_content(metrics_.render() + render_batch_metrics(batching_ != nullptr,
                                                                batching_ ? batching_->stats_json() : json::object()),
@@ -195,7 +208,8 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     h.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request &q, httplib::Response &s) {
         if (!s.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
         std::string msg = s.status == 404 ? "no route " + q.method + " " + q.path +
-                                                " (POST /v1/audio/speech, POST /v1/speak, GET /v1/runs/ID, POST /v1/runs/ID/cancel, GET /v1/knobs, GET /health, GET /metrics)"
+                                                " (GET /, POST /v1/audio/speech, GET /v1/audio/voices, POST /v1/speak, GET /v1/runs/ID, "
+                                                "POST /v1/runs/ID/cancel, GET /v1/knobs, GET /health, GET /metrics)"
                         : s.status == 413 ? "request body larger than " + std::to_string(cfg_.max_body_bytes) + " bytes"
                                           : "HTTP " + std::to_string(s.status);
         json j = {{"error", {{"message", msg}, {"type", s.status == 404 ? "not_found" : "invalid_request_error"}}}};
@@ -262,6 +276,15 @@ void Server::reply_error(httplib::Response &res, int status, const std::string &
     res.set_content(json{{"error", e}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
+json Server::voices_json() const {
+    const auto &vs = *slots_.front()->voices;
+    return {{"voices", vs.to_json()},
+            {"openai_aliases", kOpenAiVoices},
+            {"note", "a voice is a prompt cache (speaker vector and prompt state): the kit's token2wav-gguf/prompt_cache.gguf "
+                     "is 'default', each voices/NAME/prompt_cache.gguf another; OpenAI's names speak with the default. "
+                     "Cloning from a recording needs a speaker encoder and a speech tokenizer the kit does not hold"}};
+}
+
 void Server::keep_run(int64_t id, json result) {
     std::lock_guard<std::mutex> l(mu_);
     runs_[id] = std::move(result);
@@ -289,8 +312,9 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
     }
     SpeechRequest sr;
     try {
-        sr = openai ? parse_openai_speech(req.body, base_, cfg_.max_input_chars)
-                    : parse_speak_request(req.body, base_, cfg_.max_input_chars);
+        const auto voices = slots_.front()->voices->names();
+        sr = openai ? parse_openai_speech(req.body, base_, cfg_.max_input_chars, voices)
+                    : parse_speak_request(req.body, base_, cfg_.max_input_chars, voices);
     } catch (const RequestError &e) {
         return refuse(400, "invalid_request_error", e.field(), e.what());
     }
@@ -391,10 +415,25 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
         n_samples += static_cast<int64_t>(c.pcm.size());
     };
 
+    // SSE: which text is spoken from which sample (speak.h TextTiming), just before the audio
+    // that starts it.
+    auto on_text = [&](const speak::TextTiming &t) {
+        if (!sse) return;
+        if (openai) {
+            write(sse_data({{"type", "speech.audio.transcript.delta"},
+                            {"delta", t.text},
+                            {"audio_start_sample", t.start_sample},
+                            {"audio_start_s", static_cast<double>(t.start_sample) / rate},
+                            {"in_audio", t.in_audio}}));
+        } else {
+            write(sse_event("text", speak::to_json(t, rate)));
+        }
+    };
+
     speak::SpeakResult r;
     std::string failure;
     try {
-        r = speak::speak(engines, cfg, on_chunk);
+        r = speak::speak(engines, cfg, on_chunk, on_text);
     } catch (const std::exception &e) {
         failure = e.what();
     }
@@ -429,6 +468,7 @@ bool Server::run_stream(Stream &st, httplib::DataSink &sink) {
                        {"knobs", st.req.knobs},
                        {"model", st.req.model},
                        {"voice", st.req.voice},
+                       {"voice_spoken", st.req.cfg.voice.empty() ? "default" : st.req.cfg.voice},
                        {"batch", batch}};
     if (sse && client_ok) {
         if (!failure.empty() && openai) {  // the OpenAI stream's error event

@@ -79,6 +79,7 @@ private:
     void reply_error(httplib::Response &res, int status, const std::string &type, const std::string &field,
                      const std::string &message);
     void keep_run(int64_t id, nlohmann::json result);
+    nlohmann::json voices_json() const;  // GET /v1/audio/voices
 
     ServeConfig cfg_;
     speak::SpeakConfig base_;

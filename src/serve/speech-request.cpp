@@ -77,22 +77,46 @@ void finalize_input(SpeechRequest &r, const std::string &field) {
     }
 }
 
+std::string list_of(const std::vector<std::string> &v) {
+    std::string s;
+    for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+// The kit's voice `name`, or "" when it has none of that name.
+bool kit_has(const std::vector<std::string> &voices, const std::string &name) {
+    return std::find(voices.begin(), voices.end(), name) != voices.end();
+}
+
 }  // namespace
 
 const char *to_string(StreamFormat f) { return f == StreamFormat::Sse ? "sse" : "audio"; }
 
-SpeechRequest parse_openai_speech(const std::string &body, const speak::SpeakConfig &base, int max_input_chars) {
+SpeechRequest parse_openai_speech(const std::string &body, const speak::SpeakConfig &base, int max_input_chars,
+                                  const std::vector<std::string> &voices) {
     const json j = parse_body(body);
     check_keys(j, {"model", "input", "voice", "response_format", "stream_format", "speed", "instructions"});
     SpeechRequest r;
     r.endpoint = "speech";
     r.cfg = base;
     r.model = get_string(j, "model", "");
-    r.voice = one_of("voice", get_string(j, "voice", "default"), kOpenAiVoices);
+    // A kit's voice by its name; OpenAI's names (clients send one) speak with the default.
+    r.voice = get_string(j, "voice", "default");
+    if (kit_has(voices, r.voice)) {
+        r.cfg.voice = r.voice == "default" ? "" : r.voice;
+    } else if (std::find(kOpenAiVoices.begin(), kOpenAiVoices.end(), r.voice) != kOpenAiVoices.end()) {
+        r.cfg.voice.clear();
+    } else {
+        throw RequestError("voice", "unknown voice '" + r.voice + "': this kit has " + list_of(voices) +
+                                        " (GET /v1/audio/voices); OpenAI's names (" + list_of(kOpenAiVoices) +
+                                        ") speak with the default");
+    }
     get_string(j, "instructions", "");  // type-checked, then ignored (documented)
     if (auto it = j.find("speed"); it != j.end() && !it->is_null()) {
         if (!it->is_number()) throw RequestError("speed", "must be a number");
-        if (it->get<double>() != 1.0) throw RequestError("speed", "only 1.0 is supported (the model speaks at its own rate)");
+        const double v = it->get<double>();
+        if (!(v >= 0.25 && v <= 4.0)) throw RequestError("speed", "must be in 0.25..4 (OpenAI's range), got " + it->dump());
+        r.cfg.speed = v;
     }
     const std::string input = get_string(j, "input", "", /*required=*/true);
     check_input("input", input, max_input_chars);
@@ -104,7 +128,8 @@ SpeechRequest parse_openai_speech(const std::string &body, const speak::SpeakCon
     return r;
 }
 
-SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakConfig &base, int max_input_chars) {
+SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakConfig &base, int max_input_chars,
+                                  const std::vector<std::string> &voices) {
     const json j = parse_body(body);
     check_keys(j, {"prompt", "text", "knobs", "response_format", "stream_format"});
     SpeechRequest r;
@@ -141,6 +166,10 @@ SpeechRequest parse_speak_request(const std::string &body, const speak::SpeakCon
             r.knobs.emplace_back(k, value);
         }
     }
+    if (!r.cfg.voice.empty() && !kit_has(voices, r.cfg.voice))
+        throw RequestError("knobs.voice", "unknown voice '" + r.cfg.voice + "': this kit has " + list_of(voices) +
+                                              " (GET /v1/audio/voices)");
+    r.voice = r.cfg.voice.empty() ? "default" : r.cfg.voice;
     finalize_input(r, prompt.empty() ? "text" : "prompt");
     return r;
 }

@@ -1,10 +1,12 @@
 #include "speak/kit.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.h"
 #include "models/gguf/layout-check.h"
+#include "models/t2w/voice.h"
 
 namespace rtf::speak {
 
@@ -70,8 +72,10 @@ std::string resolve_apm(const std::string &dir) {
 }
 
 nlohmann::json Kit::to_json() const {
+    nlohmann::json v = nlohmann::json::array();
+    for (const auto &[name, path] : voices) v.push_back({{"name", name}, {"path", path}});
     return {{"dir", dir}, {"llm", llm}, {"tts", tts}, {"projector", projector}, {"token2wav", t2w_dir},
-            {"apm", apm},         {"twin", is_twin}};
+            {"apm", apm},         {"voices", v},          {"twin", is_twin}};
 }
 
 Kit resolve_kit(const std::string &dir, bool check_layouts) {
@@ -115,8 +119,19 @@ Kit resolve_kit(const std::string &dir, bool check_layouts) {
         require_file((fs::path(k.t2w_dir) / (std::string(f) + ".gguf")).string(), dir,
                      std::string("token2wav-gguf/") + f + ".gguf");
     }
+    // More voices: voices/NAME/prompt_cache.gguf (a folder without one is not a voice).
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(root / "voices", ec)) {
+        const std::string name = e.path().filename().string();
+        if (!e.is_directory() || !fs::is_regular_file(e.path() / "prompt_cache.gguf")) continue;
+        if (!t2w::valid_voice_name(name))
+            throw_usage("kit " + dir + ": voices/" + name + " is not a voice name (1-32 of a-z, 0-9, '_', '-'; not 'default')");
+        k.voices.emplace_back(name, (e.path() / "prompt_cache.gguf").string());
+    }
+    std::sort(k.voices.begin(), k.voices.end());
     if (check_layouts) {
         using gguf::Role;
+        for (const auto &v : k.voices) gguf::require_layout(v.second, Role::prompt_cache);
         gguf::require_layout(k.llm, Role::llm);
         gguf::require_layout(k.tts, Role::tts);
         gguf::require_layout(k.projector, Role::projector);

@@ -8,12 +8,16 @@
 //   DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf
 //   DIR/audio/MiniCPM-o-4_5-audio-F16.gguf         audio encoder (duplex input; optional: a
 //                                                  kit without it still speaks)
+//   DIR/voices/NAME/prompt_cache.gguf              more voices (optional; a twin has twin-a,
+//                                                  twin-b): prompt caches of the default's shapes
 //   DIR/rtf-kit.json                               (twins only) what `rtf twin` wrote
 //
 // resolve_kit() finds the files (rtf-kit.json first, else by the reference's names) and
 // checks every one against its layout table (models/gguf), so a bad kit fails before any
 // weight is loaded, with the file and tensor named.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +31,9 @@ struct Kit {
     std::string t2w_dir;    // the token2wav-gguf directory
     std::string apm;        // path of the audio encoder GGUF; "" when the kit has none (not checked
                             // here: the speak path does not need it; models/apm checks it on load)
+    // The kit's voices besides "default" (token2wav-gguf/prompt_cache.gguf): name -> path of
+    // voices/NAME/prompt_cache.gguf, sorted by name.
+    std::vector<std::pair<std::string, std::string>> voices;
     bool is_twin = false;   // rtf-kit.json present: random weights, noise audio
     nlohmann::json twin;    // rtf-kit.json's content when is_twin
 
@@ -34,7 +41,8 @@ struct Kit {
 };
 
 // Throws rtf::Error(Usage) naming the directory and the missing file, or the file and
-// tensor that do not match the layout. `check_layouts` = false skips the header checks.
+// tensor that do not match the layout (a voice's file included; a voices/ folder whose name
+// is not a voice name, 1-32 of a-z 0-9 _ -, is refused naming it). `check_layouts` = false skips the header checks.
 Kit resolve_kit(const std::string &dir, bool check_layouts = true);
 
 // The audio encoder of a kit (rtf-kit.json's `apm` file, else audio/MiniCPM-o-4_5-audio-F16.gguf).

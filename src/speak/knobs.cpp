@@ -209,6 +209,21 @@ std::vector<KnobDef> make_table() {
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.llm.max_tokens); },
                  Facts("llm").load()});
+    // ---- voice and speed (per utterance)
+    t.push_back({"voice", "", "t2w", "",
+                 "The voice: default = the kit's token2wav-gguf/prompt_cache.gguf, or a name under the kit's voices/ "
+                 "(a prompt cache each; `rtf serve` lists them at GET /v1/audio/voices)",
+                 {}, false, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) { c.voice = v == "default" ? "" : v; },
+                 [](const SpeakConfig &c) { return c.voice.empty() ? std::string("default") : c.voice; },
+                 Facts("t2w")});
+    t.push_back({"speed", "", "t2w", "x",
+                 "Output speed 0.25..4 (OpenAI's speed): the PCM time-stretched, pitch kept (Sonic); 1 = the "
+                 "model's PCM untouched",
+                 {}, false, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) { c.speed = parse_double(v, "--speed", 0.25, 4.0); },
+                 [](const SpeakConfig &c) { return knob_number(c.speed); },
+                 Facts("run")});
     // ---- pipeline
     t.push_back({"first-audio-priority", "", "pipeline", "",
                  "The TTS pauses after handing on the codes of Token2Wav's first window until its audio is out (the "

@@ -15,6 +15,7 @@ void SpeakConfig::validate() const {
                                    : "-p/--prompt and --text/--text-file exclude each other; give one");
     }
     if (max_audio_s < 0) throw_usage("--max-audio-s: must be >= 0 (0 = no cap)");
+    if (!(speed >= 0.25 && speed <= 4.0)) throw_usage("--speed: " + std::to_string(speed) + " is out of range (0.25..4)");
     if (min_audio_s < 0) throw_usage("--min-audio-s: must be >= 0 (0 = the reference's sampling)");
     if (max_audio_s > 0 && min_audio_s > max_audio_s)
         throw_usage("--min-audio-s (" + std::to_string(min_audio_s) + ") must not exceed --max-audio-s (" +
@@ -45,6 +46,8 @@ nlohmann::json SpeakConfig::to_json() const {
     j["min_audio_s"] = min_audio_s;
     j["twin_text_rate"] = twin_text_rate;
     j["first_audio_priority"] = first_audio_priority;
+    j["voice"] = voice.empty() ? "default" : voice;
+    j["speed"] = speed;
     return j;
 }
 

@@ -65,6 +65,16 @@ struct SpeakConfig {
     // no wait ran out raise it so that the machine's speed cannot decide them.
     double first_audio_wait_max_ms = 5000;
 
+    // The voice Token2Wav speaks with: "" or "default" = the kit's prompt cache
+    // (token2wav-gguf/prompt_cache.gguf), else a name under the kit's voices/ (kit.h). Per
+    // utterance: the engines keep every voice used once loaded (voices.h).
+    std::string voice;
+    // Output speed, 0.25..4 (OpenAI's `speed`): the PCM is time-stretched with its pitch kept
+    // (core/time-stretch.h) on its way to the sink; 1 = the model's PCM untouched. The run's
+    // metrics stay the model's (RTF of the audio the pipeline made); the result says how much
+    // audio left after the stretch.
+    double speed = 1.0;
+
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;
     nlohmann::json to_json() const;

@@ -107,7 +107,10 @@ TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, 
     // returns: that is what makes the TTS -> T2W hand-off streaming.
     lm::TtsObserver obs;
     obs.on_chunk = [this](const lm::AudioChunk &c) { on_chunk(c); };
-    obs.on_step = [this](const lm::TtsStepEvent &) { shared_.mark(shared_.marks.first_code); };
+    obs.on_step = [this](const lm::TtsStepEvent &) {
+        shared_.mark(shared_.marks.first_code);
+        shared_.codes_made.fetch_add(1, std::memory_order_relaxed);
+    };
     tts_.set_observer(std::move(obs));
     tts_.set_first_chunk_codes(first_chunk_codes);
     tts_.begin_utterance();
@@ -155,6 +158,11 @@ void TtsStage::process(pipe::Item &&in, pipe::Emitter &out) {
     if (done_) return;  // cap reached: the rest of the reply is not spoken
     out_ = &out;
     t_last_chunk_ = now_ms();
+    if (!in.text.empty()) {  // the codes sampled from now on are the first this text conditions
+        std::lock_guard<std::mutex> l(shared_.marks_mu);
+        shared_.text_marks.push_back({in.text, static_cast<int64_t>(in.text_tokens.size()),
+                                      shared_.codes_made.load(std::memory_order_relaxed)});
+    }
     lm::TtsInput input;
     input.ids = in.text_tokens;
     input.hidden = in.hidden;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <mutex>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/lm/llm-engine.h"
@@ -35,6 +36,15 @@
 
 namespace rtf::speak {
 
+// A piece of the reply's text and the first audio code it conditioned: the TTS had made
+// `first_code` codes when the piece was fed to it, so the codes from there on are the first
+// that can speak it (speak.h: TextTiming turns this into an audio sample).
+struct TextMark {
+    std::string text;
+    int64_t n_tokens = 0;
+    int64_t first_code = 0;
+};
+
 struct SpeakShared {
     std::atomic<bool> enough{false};   // the audio cap is reached: the LLM stops
     std::vector<int32_t> text_tokens;  // written by the LLM stage (valid tokens)
@@ -42,6 +52,10 @@ struct SpeakShared {
     std::string reply_text;            // written by the LLM stage
     std::string llm_stop;              // why the LLM stopped
     int64_t t2w_windows = 0;           // written by the T2W stage
+    // Text marks: appended by the TTS stage, read by the sink's thread (guarded by marks_mu).
+    std::mutex marks_mu;
+    std::vector<TextMark> text_marks;
+    std::atomic<int64_t> codes_made{0};  // codes the TTS has sampled so far (on_step)
     // First-audio breakdown (first-audio.h): marks on `clock`; the first window's codes.
     const prof::Clock *clock = nullptr;
     FirstAudioMarks marks;

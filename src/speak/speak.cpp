@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/elapsed.h"
 #include "core/error.h"
+#include "core/time-stretch.h"
 #include "speak/speak-stages.h"
 
 namespace rtf::speak {
@@ -19,8 +22,7 @@ nlohmann::json DecodeBatching::stats_json() const {
     return j;
 }
 
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w,
-                                      DecodeBatching *batching) {
+std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, const Engines *share, DecodeBatching *batching) {
     auto e = std::make_unique<Engines>();
     e->kit = resolve_kit(cfg.models_dir);
     cfg.llm.model_path = e->kit.llm;
@@ -67,10 +69,11 @@ std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2
     e->tts->warm();
     e->load_ms_tts = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
-    e->t2w = shared_t2w ? std::move(shared_t2w)
-                        : t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w);
+    e->t2w = share ? share->t2w : t2w::T2wModel::load(e->kit.t2w_dir, cfg.t2w);
+    e->voices = share ? share->voices : std::make_shared<VoiceSet>(e->kit, e->t2w);
     const auto tw = std::chrono::steady_clock::now();
     e->t2w_stream = std::make_unique<t2w::T2wStream>(*e->t2w, cfg.t2w);
+    if (!cfg.voice.empty()) e->t2w_stream->set_voice(e->voices->get(cfg.voice));
     e->t2w_stream->warm();
     e->warm_ms_t2w = ms_since(tw);
     e->load_ms_t2w = ms_since(t0);
@@ -82,7 +85,7 @@ int64_t twin_text_cap(const SpeakConfig &cfg, bool kit_is_twin) {
     return std::max<int64_t>(cfg.llm.llm_step, static_cast<int64_t>(std::ceil(cfg.twin_text_rate * cfg.max_audio_s)));
 }
 
-SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink) {
+SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink, const TextSink &on_text) {
     SpeakShared shared;
     auto spec = [&](const char *name, int threads, const StagePlacement &p, const std::string &device) {
         pipe::StageSpec s;
@@ -101,6 +104,14 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
         engines.t2w_stream->warm();
         rebuilt = true;
     }
+    // The voice: loaded once per engine set family (VoiceSet), uploaded when it changes.
+    const std::string voice = cfg.voice.empty() ? "default" : cfg.voice;
+    double voice_ms = 0;
+    if (!engines.t2w_stream->voice() || engines.t2w_stream->voice()->name != voice) {
+        const auto tv = std::chrono::steady_clock::now();
+        engines.t2w_stream->set_voice(engines.voices->get(voice));
+        voice_ms = ms_since(tv);
+    }
     const int64_t graphs_before = engines.t2w_stream->graphs_built();
     shared.clock = cfg.pipeline.clock ? cfg.pipeline.clock : &prof::default_clock();
     // Codes Token2Wav's first window waits for (its tokens minus the lead silence); the TTS
@@ -109,6 +120,9 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     shared.first_audio_priority = cfg.first_audio_priority;
     shared.wait_max_ms = cfg.first_audio_wait_max_ms;
     shared.cancel = cfg.pipeline.cancel;
+    // A batched engine left interrupted by a cancelled utterance (Stage::interrupt) decodes again.
+    engines.llm->resume_decode();
+    engines.tts->resume_decode();
     const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
     LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
                  !cfg.text.empty(), shared, text_cap);
@@ -119,13 +133,60 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     SpeakResult r;
     pipe::Item request;
     request.text = cfg.text.empty() ? cfg.prompt : cfg.text;
-    int64_t n_chunks = 0, n_samples = 0;
+    int64_t n_chunks = 0, n_samples = 0, n_out = 0;
+    // Text timing: the TTS stage's marks, handed on as the audio that starts them goes out.
+    std::vector<TextTiming> timing;
+    const double samples_per_code = static_cast<double>(t2w::T2wModel::sample_rate()) / kCodesPerSecond;
+    auto text_upto = [&](int64_t samples_end, bool all) {
+        std::vector<TextTiming> ready;
+        {
+            std::lock_guard<std::mutex> l(shared.marks_mu);
+            for (size_t i = timing.size(); i < shared.text_marks.size(); ++i) {
+                const TextMark &m = shared.text_marks[i];
+                TextTiming t{m.text, m.n_tokens, m.first_code,
+                             std::llround(static_cast<double>(m.first_code + cfg.t2w.leading_silence) * samples_per_code / cfg.speed)};
+                if (t.start_sample >= samples_end && !all) break;
+                t.in_audio = t.start_sample < samples_end;
+                ready.push_back(t);
+                timing.push_back(t);
+            }
+        }
+        if (on_text)
+            for (const auto &t : ready) on_text(t);
+    };
+    // speed != 1: each chunk time-stretched on its way out (the pipeline's metrics stay the
+    // model's audio); the stretch's tail follows the last chunk.
+    std::optional<TimeStretch> stretch;
+    if (cfg.speed != 1.0) stretch.emplace(cfg.speed, t2w::T2wModel::sample_rate());
     auto counting_sink = [&](const pipe::Item &chunk) {
         ++n_chunks;
         n_samples += static_cast<int64_t>(chunk.pcm.size());
-        sink(chunk);
+        if (!stretch) {
+            n_out += static_cast<int64_t>(chunk.pcm.size());
+            text_upto(n_out, false);
+            sink(chunk);
+            return;
+        }
+        pipe::Item out = chunk;
+        out.pcm = stretch->push(chunk.pcm.data(), chunk.pcm.size());
+        if (out.pcm.empty()) return;  // Sonic still holds these samples (a pitch period or two)
+        out.audio_ms = 1000.0 * static_cast<double>(out.pcm.size()) / t2w::T2wModel::sample_rate();
+        n_out += static_cast<int64_t>(out.pcm.size());
+        text_upto(n_out, false);
+        sink(out);
     };
     r.run = pipe::run_pipeline({&llm, &tts, &t2w}, std::move(request), counting_sink, cfg.pipeline);
+    if (stretch && !r.run.cancelled) {
+        pipe::Item tail;
+        tail.pcm = stretch->finish();
+        tail.sample_rate = t2w::T2wModel::sample_rate();
+        tail.audio_ms = 1000.0 * static_cast<double>(tail.pcm.size()) / tail.sample_rate;
+        tail.last = true;
+        n_out += static_cast<int64_t>(tail.pcm.size());
+        text_upto(n_out, false);
+        if (!tail.pcm.empty()) sink(tail);
+    }
+    text_upto(n_out, true);  // text whose codes never came (cut by the cap), or a cancelled run's rest
     r.config = cfg.to_json();
     r.text_tokens = std::move(shared.text_tokens);
     r.audio_codes = std::move(shared.audio_codes);
@@ -134,6 +195,11 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     r.twin_text_cap = text_cap;
     r.n_chunks = n_chunks;
     r.n_samples = n_samples;
+    r.n_samples_out = n_out;
+    r.voice = voice;
+    r.voice_switch_ms = voice_ms;
+    r.speed = cfg.speed;
+    r.text_timing = std::move(timing);
     r.first_audio = first_audio_breakdown(shared.marks, r.run.record.clock_origin_ms, r.run.metrics.first_audio_ms,
                                           shared.window_codes);
     r.first_audio.priority_timeouts = shared.priority_timeouts.load();
@@ -150,6 +216,23 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     return r;
 }
 
+nlohmann::json to_json(const TextTiming &t, int sample_rate) {
+    return {{"text", t.text},
+            {"n_tokens", t.n_tokens},
+            {"first_code", t.first_code},
+            {"start_sample", t.start_sample},
+            {"start_s", static_cast<double>(t.start_sample) / sample_rate},
+            {"in_audio", t.in_audio}};
+}
+
+namespace {
+nlohmann::json text_timing_json(const SpeakResult &r) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto &t : r.text_timing) a.push_back(to_json(t, r.sample_rate));
+    return a;
+}
+}  // namespace
+
 nlohmann::json to_json(const SpeakResult &r) {
     nlohmann::json j = pipe::to_json(r.run);
     j["config"] = r.config;
@@ -157,6 +240,12 @@ nlohmann::json to_json(const SpeakResult &r) {
     j["first_audio"] = to_json(r.first_audio);
     j["output"] = {{"n_chunks", r.n_chunks},
                    {"n_samples", r.n_samples},
+                   {"voice", r.voice},
+                   {"voice_switch_ms", r.voice_switch_ms},
+                   {"speed", r.speed},
+                   {"n_samples_out", r.n_samples_out},
+                   {"audio_s_out", static_cast<double>(r.n_samples_out) / r.sample_rate},
+                   {"text_timing", text_timing_json(r)},
                    {"sample_rate", r.sample_rate},
                    {"audio_s", static_cast<double>(r.n_samples) / r.sample_rate},
                    {"reply_text", r.reply_text},

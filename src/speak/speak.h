@@ -14,6 +14,7 @@
 // made so far (so a WAV written by the sink stays valid and complete up to that point).
 // Cancellation (cfg.pipeline.cancel) -> a result with run.cancelled = true.
 // Thread-safety: one speak() at a time per Engines.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "speak/first-audio.h"
 #include "speak/kit.h"
 #include "speak/speak-config.h"
+#include "speak/voices.h"
 
 namespace rtf::speak {
 
@@ -40,6 +42,7 @@ struct Engines {
     std::unique_ptr<lm::LlmEngine> llm;
     std::unique_ptr<lm::TtsEngine> tts;
     std::shared_ptr<const t2w::T2wModel> t2w;  // read-only after load: engine sets may share one
+    std::shared_ptr<VoiceSet> voices;          // the kit's voices on `t2w`, shared with it
     std::unique_ptr<t2w::T2wStream> t2w_stream;
     double load_ms_llm = 0, load_ms_tts = 0, load_ms_t2w = 0;
     double warm_ms_t2w = 0;  // building (and first-touching) the stream's graphs, within load_ms_t2w
@@ -61,12 +64,28 @@ struct DecodeBatching {
 };
 
 // Resolves and checks the kit, fills the model paths into `cfg`, loads the three engines
-// and warms the Token2Wav stream for cfg.t2w. `shared_t2w`: another engine set's
-// Token2Wav model to build this set's stream on (a server's slots share one copy of the
-// weights; each slot keeps its own stream, LLM and TTS contexts); null = load one.
+// and warms the Token2Wav stream for cfg.t2w (with cfg.voice, so the first utterance pays
+// no voice load). `share`: another engine set whose Token2Wav model and voices this set's
+// stream is built on (a server's slots share one copy of the weights and of each voice;
+// each slot keeps its own stream, LLM and TTS contexts); null = load them.
 // `batching`: the LLM and TTS join its shared contexts instead (see DecodeBatching).
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, std::shared_ptr<const t2w::T2wModel> shared_t2w = nullptr,
-                                      DecodeBatching *batching = nullptr);
+std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, const Engines *share = nullptr, DecodeBatching *batching = nullptr);
+
+// Which text is spoken from which output sample (approximate): a piece of the reply (one LLM
+// step's text) and the first output sample that can speak it. The TTS had sampled
+// `first_code` codes when the piece was fed to it, so the codes from there on are the first it
+// conditions; code i is output samples from (i + leading silence) x 960 on (Token2Wav: 25
+// codes per second at 24 kHz, its stream primed with t2w.leading_silence silence codes),
+// divided by speed. Approximate because the TTS may still be speaking earlier text with
+// those codes (it looks ahead; MiniCPM-o's TTS is conditioned on text, not aligned to it).
+struct TextTiming {
+    std::string text;
+    int64_t n_tokens = 0;
+    int64_t first_code = 0;
+    int64_t start_sample = 0;  // in the output (after speed)
+    bool in_audio = true;      // false: its codes were never made (the audio cap came first)
+};
+using TextSink = std::function<void(const TextTiming &)>;
 
 struct SpeakResult {
     pipe::RunResult run;             // metrics + per-chunk record (profile/metrics.h)
@@ -83,15 +102,24 @@ struct SpeakResult {
     FirstAudio first_audio;            // where the wait for the first chunk went
     int64_t t2w_graphs_built = 0;      // Token2Wav graphs built during this run (0 when warm)
     bool t2w_rebuilt = false;          // the stream was rebuilt for another T2W config
+    std::string voice = "default";     // the voice spoken with (SpeakConfig::voice)
+    double voice_switch_ms = 0;        // loading it (first use) and uploading it to the stream; 0 = already there
+    double speed = 1.0;                // SpeakConfig::speed
+    int64_t n_samples_out = 0;         // samples the sink received: n_samples / speed (n_samples at 1)
+    std::vector<TextTiming> text_timing;  // every piece of the reply, in order
 };
 
-SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink);
+// `on_text` (optional) gets each TextTiming on the sink's thread just before the chunk that
+// holds its start sample goes to `sink` (those never reached: after the last chunk).
+SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink, const TextSink &on_text = {});
 
 // The LLM reply cap speak() applies: on a twin kit in prompt mode with max_audio_s > 0 and
 // twin_text_rate > 0, max(llm_step, ceil(rate * max_audio_s)) text tokens; else 0 (none).
 int64_t twin_text_cap(const SpeakConfig &cfg, bool kit_is_twin);
 
 nlohmann::json to_json(const SpeakResult &r);
+// {"text", "n_tokens", "first_code", "start_sample", "start_s", "in_audio"}
+nlohmann::json to_json(const TextTiming &t, int sample_rate);
 
 // The stage with the largest rtf_stage.<s> (the wall when stages overlap), "" if none.
 std::string bottleneck_stage(const SpeakResult &r);

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/voice.h"
 #include "rtf/build-info.h"
 #include "twin/prompt-bundle.h"
 #include "twin/tensor-data.h"
@@ -237,6 +238,7 @@ void keep_other_files(const std::string &manifest, nlohmann::json &j) {
     if (!old.contains("files") || !old["files"].is_array()) return;
     std::set<std::string> written;
     for (const auto &f : j["files"]) written.insert(f.value("role", ""));
+    if (!written.count("prompt_cache") && old.contains("voices")) j["voices"] = old["voices"];  // written with it
     const fs::path dir = fs::path(manifest).parent_path();
     nlohmann::json merged = nlohmann::json::array();
     uint64_t total = 0;
@@ -362,6 +364,9 @@ void KitOptions::validate() const {
     if (family != "minicpmo45") throw_usage("--family: unknown family '" + family + "' (allowed: minicpmo45)");
     if (out_dir.empty() && !dry_run) throw_usage("--out: the kit directory is required");
     if (roles.empty()) throw_usage("--only: no file selected");
+    for (const auto &v : voices)
+        if (!t2w::valid_voice_name(v))
+            throw_usage("--voices: '" + v + "' is not a voice name (1-32 of a-z, 0-9, '_', '-'; not 'default')");
     auto pos = [](int64_t v, const char *flag, int64_t max = 1 << 20) {
         if (v < 1 || v > max)
             throw_usage(std::string(flag) + ": " + std::to_string(v) + " is out of range (1.." + std::to_string(max) + ")");
@@ -458,8 +463,15 @@ nlohmann::json KitResult::to_json(const KitOptions &o) const {
         files_j.push_back({{"role", gguf::role_name(f.role)}, {"path", f.path}, {"bytes", f.bytes}, {"n_tensors", f.n_tensors}});
     j["files"] = files_j;
     j["total_bytes"] = total_bytes;
+    nlohmann::json voices_j = nlohmann::json::array();
+    for (size_t i = 0; i < voices.size(); ++i)
+        voices_j.push_back({{"name", o.voices.at(i)}, {"path", voices[i].path}, {"bytes", voices[i].bytes},
+                            {"seed", voice_seed(o.seed, i)}});
+    j["voices"] = voices_j;
     return j;
 }
+
+uint64_t voice_seed(uint64_t seed, size_t i) { return seed + 0x9E3779B97F4A7C15ULL * (i + 1); }
 
 KitResult make_kit(const KitOptions &o) {
     o.validate();
@@ -476,6 +488,16 @@ KitResult make_kit(const KitOptions &o) {
         res.files.push_back(f);
         // the seeded prompt bundle beside the prompt cache (prompt-bundle.h)
         if (r == Role::prompt_cache && !o.dry_run) write_prompt_bundle(fs::path(full).parent_path().string(), o.dims.prompt_cache.L, o.seed);
+        if (r != Role::prompt_cache) continue;
+        for (size_t i = 0; i < o.voices.size(); ++i) {
+            const std::string vrel = "voices/" + o.voices[i] + "/prompt_cache.gguf";
+            const std::string vfull = o.dry_run && o.out_dir.empty() ? vrel : (fs::path(o.out_dir) / vrel).string();
+            if (!o.dry_run) fs::create_directories(fs::path(vfull).parent_path());
+            FileResult v = write_layout(layout, vfull, voice_seed(o.seed, i), vocab, o.dry_run, o.progress);
+            v.path = vrel;
+            res.total_bytes += v.bytes;
+            res.voices.push_back(v);
+        }
     }
     res.seconds = since(t0);
     if (!o.dry_run) {

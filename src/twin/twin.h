@@ -17,7 +17,8 @@
 // prompt cache: prompt-bundle.h),
 // DIR/audio/MiniCPM-o-4_5-audio-F16.gguf (the duplex audio encoder, role `apm`), optionally
 // DIR/vision/MiniCPM-o-4_5-vision-F16.gguf (the vision encoder, role `vpm`; not by default), and
-// DIR/rtf-kit.json (family, scale, type, seed, dims, files with roles and sizes).
+// DIR/voices/{twin-a,twin-b}/prompt_cache.gguf (two more seeded voices: KitOptions::voices), and
+// DIR/rtf-kit.json (family, scale, type, seed, dims, files with roles and sizes, voices).
 //
 // Determinism: the same options (seed, dims, type, vocabulary file) give identical bytes.
 // Files are written streaming (a few MiB of memory whatever the file size) to "<name>.part",
@@ -51,6 +52,10 @@ struct KitOptions {
     gguf::minicpmo45::Dims dims = gguf::minicpmo45::dims_for_scale(Scale::tiny);
     std::vector<Role> roles{gguf::default_kit_roles.begin(), gguf::default_kit_roles.end()};  // files to write
     std::string vocab_path;               // vocabulary GGUF for the tokenizer ("" = RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf)
+    // Extra voices written with the prompt cache: DIR/voices/NAME/prompt_cache.gguf, the prompt
+    // cache's layout with the seed voice_seed(seed, i): other speaker vectors and caches, so
+    // other audio for the same codes. Names: t2w::valid_voice_name (voice.h).
+    std::vector<std::string> voices{"twin-a", "twin-b"};
     bool dry_run = false;                 // compute sizes from the headers, write nothing
     ProgressFn progress;                  // optional
 
@@ -68,12 +73,16 @@ struct FileResult {
 
 struct KitResult {
     std::vector<FileResult> files;
+    std::vector<FileResult> voices;  // KitOptions::voices' files (role prompt_cache), in order
     uint64_t total_bytes = 0;
     double seconds = 0.0;
     nlohmann::json to_json(const KitOptions &o) const;  // what rtf-kit.json holds
 };
 
 KitResult make_kit(const KitOptions &o);
+
+// The seed of the kit's i-th extra voice (0-based): apart from every other file's.
+uint64_t voice_seed(uint64_t seed, size_t i);
 
 // Default vocabulary file (RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf).
 std::string default_vocab_path();

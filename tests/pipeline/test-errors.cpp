@@ -1,8 +1,11 @@
 // Errors and cancellation in every stage at every point end the run cleanly: one error
 // naming the stage (or a cancelled result), every thread joined, no deadlock (a deadlock
 // would hang the test until ctest's timeout).
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -181,4 +184,77 @@ TEST(PipelineErrors, SinkErrorIsReportedAsSink) {
         EXPECT_EQ(e.kind(), ErrorKind::Runtime);
         EXPECT_NE(std::string(e.what()).find("stage 'sink' failed: disk full"), std::string::npos) << e.what();
     }
+}
+
+namespace {
+
+// A stage blocked in a call that polls nothing (a decode merged with other streams' waits
+// for them) until interrupt() wakes it, which then throws as an interrupted engine does.
+class BlockingStage : public Stage {
+public:
+    explicit BlockingStage(std::string n) : Stage({std::move(n), 1, {}, -1, "CPU"}) {}
+    void process(Item &&, Emitter &out) override {
+        out.emit(Item{});  // one item out, then the blocking call
+        std::unique_lock<std::mutex> l(mu_);
+        blocked_ = true;
+        cv_.notify_all();
+        cv_.wait(l, [&] { return woken_; });
+        throw Error(ErrorKind::Runtime, "tts: decode cancelled");
+    }
+    void interrupt() noexcept override {
+        std::lock_guard<std::mutex> l(mu_);
+        ++interrupts_;
+        woken_ = true;
+        cv_.notify_all();
+    }
+    void wait_blocked() {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return blocked_; });
+    }
+    int interrupts() {
+        std::lock_guard<std::mutex> l(mu_);
+        return interrupts_;
+    }
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool blocked_ = false, woken_ = false;
+    int interrupts_ = 0;
+};
+
+}  // namespace
+
+TEST(PipelineErrors, CancelInterruptsABlockedStageAndItsThrowIsTheStopNotAFailure) {
+    BlockingStage src("source");
+    SimulateConfig cfg = SimulateConfig::defaults();
+    cfg.stages.resize(1);
+    cfg.stages[0].cost_ms = 0;
+    auto rest = cfg.make_stages();
+    CancelToken token;
+    PipelineConfig pc;
+    pc.cancel = &token;
+    pc.cancel_poll_ms = 1;
+    std::thread canceller([&] {
+        src.wait_blocked();
+        token.cancel();
+    });
+    RunResult r;
+    EXPECT_NO_THROW(r = run_pipeline({&src, rest[0].get()}, Item{}, nullptr, pc));
+    canceller.join();
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_EQ(src.interrupts(), 1);
+}
+
+TEST(PipelineErrors, AnotherStagesErrorInterruptsABlockedStageAndIsTheOneReported) {
+    BlockingStage src("source");
+    FaultyStage bad("bad", false, true, Point::first_item, Action::throw_rtf, nullptr);
+    try {
+        run_pipeline({&src, &bad}, Item{}, nullptr, PipelineConfig{});
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("stage 'bad'"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("decode cancelled"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(src.interrupts(), 1);
 }

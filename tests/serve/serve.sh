@@ -153,6 +153,40 @@ with tempfile.TemporaryDirectory() as td:
                   "mp3 decodes (mpg123) to the length plus delay and padding: %+d samples (%.0f ms)" % (extra, extra / 24.0))
         snr, lag = snr_db(x)
         print("ok: %s SNR %.1f dB against the PCM (lag %d samples; lossy, printed, not gated)" % (fmt, snr, lag))
+# 2b. voices and speed: the kit's voices are listed; two voices speak the same text differently
+# (the same codes: only Token2Wav's prompt cache differs), default is rtf speak's; an unknown
+# one is a 400 listing them; OpenAI's names speak with the default; speed 2 halves the samples
+# (exactly: round(n / 2), pitch kept by Sonic), speed 1 is bit-identical.
+r, d = req("GET", "/v1/audio/voices"); v = json.loads(d)
+names = [x["name"] for x in v["voices"]]
+check(r.status == 200 and names == ["default", "twin-a", "twin-b"] and "alloy" in v["openai_aliases"],
+      "GET /v1/audio/voices lists %s" % names)
+r, pa = speech(response_format="pcm", voice="twin-a")
+r2, pb = speech(response_format="pcm", voice="twin-b")
+check(r.status == 200 and r2.status == 200 and len(pa) == len(ref) == len(pb) and pa != ref and pb != ref and pa != pb,
+      "voices twin-a and twin-b: the same length as default, other audio (%d bytes each)" % len(pa))
+check(speech(response_format="pcm", voice="alloy")[1] == ref and speech(response_format="pcm", voice="default")[1] == ref,
+      "voice alloy (OpenAI's name) and default speak rtf speak's audio; back from twin-b leaves nothing of it")
+r, d = speech(voice="twin-c")
+e = json.loads(d)["error"]
+check(r.status == 400 and e["field"] == "voice" and "default, twin-a, twin-b" in e["message"], "unknown voice: 400 naming voice and the list")
+r, d = req("GET", "/v1/audio/voices")
+check([x["loaded"] for x in json.loads(d)["voices"]] == [True, True, True], "each voice loaded once asked for")
+r, p2 = speech(response_format="pcm", speed=2.0)
+n0, n2 = len(ref) // 2, len(p2) // 2
+check(r.status == 200 and n2 == round(n0 / 2), "speed 2.0: %d samples = %d / 2 (the duration halved)" % (n2, n0))
+check(speech(response_format="pcm", speed=1.0)[1] == ref, "speed 1.0: bit-identical")
+r, p4 = speech(response_format="pcm", speed=0.5, voice="twin-b")
+check(r.status == 200 and len(p4) // 2 == n0 * 2, "speed 0.5 with twin-b: %d samples = %d x 2" % (len(p4) // 2, n0))
+for bad in [0.2, 5, "fast"]:
+    r, d = speech(speed=bad)
+    check(r.status == 400 and json.loads(d)["error"]["field"] == "speed", "speed %r: 400 naming speed" % (bad,))
+r, d = req("POST", "/v1/speak", json.dumps({"text": "Hello from the server.", "knobs": {"voice": "twin-a", "speed": 2},
+                                             "stream_format": "audio", "response_format": "pcm"}))
+check(r.status == 200 and len(d) // 2 == round(n0 / 2), "/v1/speak knobs voice and speed")
+r, d = req("GET", "/v1/runs/" + r.getheader("X-Rtf-Run-Id")); res = json.loads(d)
+check(res["output"]["voice"] == "twin-a" and res["output"]["speed"] == 2 and res["output"]["n_samples"] == n0
+      and res["output"]["n_samples_out"] == round(n0 / 2), "the result says voice, speed and the samples before and after")
 # 3. SSE of the OpenAI endpoint: deltas decode to the same PCM, a done event with usage
 r, sse = speech(response_format="pcm", stream_format="sse")
 check(r.getheader("Content-Type").startswith("text/event-stream"), "sse content type")
@@ -160,6 +194,28 @@ events = [json.loads(l[6:]) for l in sse.decode().split("\n") if l.startswith("d
 deltas = b"".join(base64.b64decode(e["audio"]) for e in events if e["type"] == "speech.audio.delta")
 check(deltas == ref, "sse deltas decode to the same PCM (%d events)" % len(events))
 check(events[-1]["type"] == "speech.audio.done" and events[-1]["usage"]["output_tokens"] > 0, "sse done event with usage")
+# 3a. text timing: transcript deltas that together are the input, each before the audio that
+# starts it (the samples sent before it never pass its start), starts non-decreasing, the first
+# at the lead silence (3 codes x 960 samples)
+def transcript(events):
+    seen, before, starts, order_ok = [], 0, [], True
+    for e in events:
+        if e["type"] == "speech.audio.delta":
+            before += len(base64.b64decode(e["audio"])) // 2
+        elif e["type"] == "speech.audio.transcript.delta":
+            seen.append(e["delta"]); starts.append(e["audio_start_sample"])
+            order_ok = order_ok and (before <= e["audio_start_sample"] or not e["in_audio"])
+    return seen, starts, order_ok
+seen, starts, order_ok = transcript(events)
+check("".join(seen).strip() == "Hello from the server." and order_ok and starts[0] == 3 * 960,
+      "transcript deltas spell the input %r, each before the audio that starts it, the first at the lead silence" % seen)
+long_text = "One two three four five six seven eight nine ten, and then eleven twelve thirteen fourteen fifteen."
+r, sse2 = speech(input=long_text, response_format="pcm", stream_format="sse")
+ev2 = [json.loads(l[6:]) for l in sse2.decode().split("\n") if l.startswith("data: ")]
+seen, starts, order_ok = transcript(ev2)
+check(len(seen) >= 2 and "".join(seen).strip() == long_text and order_ok and starts == sorted(starts),
+      "a longer input: %d transcript deltas spell it, starts non-decreasing %s (%d past the 1.5 s cap: in_audio false)"
+      % (len(seen), starts, sum(1 for e in ev2 if e["type"] == "speech.audio.transcript.delta" and not e["in_audio"])))
 # 4. /v1/speak: SSE with a per-utterance knob and the run's result last
 r, sse = req("POST", "/v1/speak", json.dumps({"text": "Hello from the server.", "knobs": {"schedule": "sequential"}}))
 blocks = [b for b in sse.decode().split("\n\n") if b.strip()]
@@ -167,6 +223,9 @@ names = [b.split("\n")[0] for b in blocks]
 audio = b"".join(base64.b64decode(json.loads(b.split("\n")[1][6:])["audio"]) for b in blocks if b.startswith("event: audio"))
 check(r.status == 200 and names[-1] == "event: result", "speak sse ends with the result event")
 res = json.loads(blocks[-1].split("\n", 1)[1][6:])
+texts = [json.loads(b.split("\n")[1][6:]) for b in blocks if b.startswith("event: text")]
+check("".join(t["text"] for t in texts).strip() == "Hello from the server." and texts == res["output"]["text_timing"],
+      "speak sse: text events spell the input and equal the result's output.text_timing")
 check(audio == ref, "speak sse audio equals rtf speak's (schedule sequential: same math)")
 check(res["metrics"]["rtf"] > 0 and res["serve"]["endpoint"] == "speak" and res["config"]["pipeline"]["schedule"] == "sequential", "speak result: metrics, serve, knobs applied")
 # 5. the finished run by id

@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <nlohmann/json.hpp>
 
 #include "common/scratch-dir.h"
@@ -66,6 +70,35 @@ TEST(SpeechRequest, OpenAiDefaultsAndInput) {
     EXPECT_EQ(r.stream, StreamFormat::Sse);
 }
 
+TEST(SpeechRequest, VoicesAndSpeed) {
+    const auto base = base_config();
+    const std::vector<std::string> voices{"default", "twin-a", "twin-b"};
+    auto r = parse_openai_speech(R"({"input":"x","voice":"twin-b","speed":2})", base, 100, voices);
+    EXPECT_EQ(r.cfg.voice, "twin-b");
+    EXPECT_EQ(r.cfg.speed, 2.0);
+    r = parse_openai_speech(R"({"input":"x","voice":"alloy"})", base, 100, voices);  // OpenAI's names: the default
+    EXPECT_EQ(r.cfg.voice, "");
+    EXPECT_EQ(r.voice, "alloy");
+    EXPECT_EQ(r.cfg.speed, 1.0);
+    r = parse_openai_speech(R"({"input":"x","voice":"default"})", base, 100, voices);
+    EXPECT_EQ(r.cfg.voice, "");
+    try {
+        parse_openai_speech(R"({"input":"x","voice":"twin-c"})", base, 100, voices);
+        ADD_FAILURE() << "no RequestError";
+    } catch (const RequestError &e) {
+        EXPECT_EQ(e.field(), "voice");
+        EXPECT_NE(std::string(e.what()).find("default, twin-a, twin-b"), std::string::npos) << e.what();
+    }
+    r = parse_speak_request(R"({"text":"x","knobs":{"voice":"twin-a","speed":0.5}})", base, 100, voices);
+    EXPECT_EQ(r.cfg.voice, "twin-a");
+    EXPECT_EQ(r.voice, "twin-a");
+    EXPECT_EQ(r.cfg.speed, 0.5);
+    EXPECT_EQ(field_of([&] { parse_speak_request(R"({"text":"x","knobs":{"voice":"nobody"}})", base, 100, voices); }),
+              "knobs.voice");
+    EXPECT_EQ(field_of([&] { parse_speak_request(R"({"text":"x","knobs":{"speed":9}})", base, 100, voices); }),
+              "knobs.speed");
+}
+
 TEST(SpeechRequest, OpenAiRefusalsNameTheField) {
     const auto base = base_config();
     auto f = [&](const std::string &body, int max_chars = 4096) {
@@ -85,7 +118,9 @@ TEST(SpeechRequest, OpenAiRefusalsNameTheField) {
     EXPECT_EQ(f(R"({"input":"x","response_format":"opus","stream_format":"sse"})"), "response_format");  // sse: pcm only
     EXPECT_EQ(f(R"({"input":"x","stream_format":"sse"})"), "response_format");  // sse needs pcm
     EXPECT_EQ(f(R"({"input":"x","stream_format":"ws"})"), "stream_format");
-    EXPECT_EQ(f(R"({"input":"x","speed":1.5})"), "speed");
+    EXPECT_EQ(f(R"({"input":"x","speed":0.2})"), "speed");
+    EXPECT_EQ(f(R"({"input":"x","speed":4.5})"), "speed");
+    EXPECT_EQ(f(R"({"input":"x","speed":"fast"})"), "speed");
     EXPECT_EQ(f(R"({"input":"x","temperature":1})"), "temperature");
 }
 
@@ -412,4 +447,14 @@ TEST(LoadGen, ConfigAndCapacityRule) {
     const auto j = r.to_json();
     EXPECT_EQ(j["schema"], "rtfkit.load/1");
     EXPECT_EQ(j["streams"].size(), 4u);
+}
+
+// The server links every layer's libraries (ggml, oneDNN, libllama, libsndfile, Sonic, ...):
+// none may set flush-to-zero / denormals-are-zero for the process (core/time-stretch.h).
+TEST(FloatEnvironment, NothingTheServerLinksSetsFlushToZero) {
+#if defined(__x86_64__) || defined(__i386__)
+    EXPECT_EQ(_mm_getcsr() & 0x8040u, 0u) << "MXCSR " << std::hex << _mm_getcsr();
+#else
+    GTEST_SKIP() << "x86 only";
+#endif
 }

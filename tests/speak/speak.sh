@@ -50,6 +50,18 @@ a, f, o = (x.readframes(x.getnframes()) for x in w)
 assert a == f and w[1].getframerate() == 24000, "flac differs from the wav"
 assert w[2].getnframes() == w[0].getnframes(), (w[2].getnframes(), w[0].getnframes())
 PY
+# 1b'. --voice and --speed: another voice, another WAV of the same length; an unknown voice
+# names the kit's; --speed 2 halves the samples (exactly), out of range names the flag
+expect_rc 0 '' -- speak --models "$KIT" --text "Again." --max-audio-s 1 -q --voice twin-b -o "$TMP/again-b.wav"
+expect_rc 0 '' -- speak --models "$KIT" --text "Again." --max-audio-s 1 -q --speed 2 -o "$TMP/again-fast.wav"
+expect_rc 1 "unknown voice 'nobody' \\(this kit has: default, twin-a, twin-b\\)" -- speak --models "$KIT" --text "Again." --voice nobody -o "$TMP/x.wav"
+expect_rc 1 'speed' -- speak --models "$KIT" --text "Again." --speed 9 -o "$TMP/x.wav"
+python3 - "$TMP/again.wav" "$TMP/again-b.wav" "$TMP/again-fast.wav" <<'PY' && echo "ok: --voice / --speed" || { echo "FAIL: --voice / --speed"; fails=$((fails+1)); }
+import sys, wave
+a, b, f = (wave.open(p) for p in sys.argv[1:])
+assert a.getnframes() == b.getnframes() and a.readframes(a.getnframes()) != b.readframes(b.getnframes()), "twin-b"
+assert f.getnframes() == round(a.getnframes() / 2), (f.getnframes(), a.getnframes())
+PY
 [[ -n $before && -n $after && $before != "$after" && $(wc -l <<<"$after") -eq 1 ]] \
   && echo "ok: cache rebuilt after touch ($before -> $after)" || { echo "FAIL: cache after touch: '$before' -> '$after'"; fails=$((fails+1)); }
 

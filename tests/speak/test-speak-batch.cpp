@@ -31,6 +31,7 @@
 #include <gtest/gtest.h>
 
 #include "common/tiny-kit.h"
+#include "core/error.h"
 #include "models/lm/decode-batcher.h"
 #include "models/lm/code-sampler.h"
 #include "models/lm/llm-engine.h"
@@ -119,7 +120,7 @@ protected:
         std::vector<std::unique_ptr<speak::Engines>> sets;
         for (size_t i = 0; i < cfgs.size(); ++i) {
             auto c = cfgs[i];
-            sets.push_back(speak::load_engines(c, i == 0 ? nullptr : sets.front()->t2w, &db));
+            sets.push_back(speak::load_engines(c, i == 0 ? nullptr : sets.front().get(), &db));
         }
         std::vector<Out> batched(cfgs.size());
         std::vector<std::thread> th;
@@ -393,4 +394,115 @@ TEST_F(SpeakBatch, GreedyLlmTokensEqualHiddenRowsWithinTolerance) {
 
 TEST_F(SpeakBatch, SeededLlmTokensEqualHiddenRowsWithinTolerance) {
     llm_alone_vs_batched(config({{"seed", "11"}, {"text", "unused"}}), true);
+}
+
+// Cancel while batched, end to end: a cancelled stream's stages are interrupted
+// (Stage::interrupt -> the engines' interrupt_decode -> the batcher's cancel), and speak()
+// returns a cancelled result, not the "decode cancelled" the interrupted decode throws; the
+// other stream speaks its whole utterance; the interrupted engine set speaks again (resume).
+// That the TTS leaves at its next step is pinned on the engine (the test below): here the
+// moment the cancel lands is up to the threads.
+TEST_F(SpeakBatch, CancelledBatchedStreamEndsCancelledAndTheOtherGoesOn) {
+    auto ca = config({{"text", "Tell me a story about a lighthouse, and make it short."}, {"greedy", "true"},
+                      {"max-audio-s", "60"}, {"min-audio-s", "60"}});
+    auto cb = config({{"text", "One two three four five six seven eight nine ten."}, {"greedy", "true"},
+                      {"max-audio-s", "4"}, {"min-audio-s", "4"}});
+    speak::DecodeBatching db;
+    db.n_streams = 2;
+    auto sa = speak::load_engines(ca, nullptr, &db);
+    auto sb = speak::load_engines(cb, sa.get(), &db);
+    pipe::CancelToken token;
+    ca.pipeline.cancel = &token;
+    speak::SpeakResult ra, rb;
+    std::string error_a;
+    std::latch start(2);
+    std::thread ta([&] {
+        start.arrive_and_wait();
+        try {
+            ra = speak::speak(*sa, ca, [&](const pipe::Item &) { token.cancel(); });
+        } catch (const std::exception &e) {
+            error_a = e.what();
+        }
+    });
+    std::thread tb([&] {
+        start.arrive_and_wait();
+        rb = speak::speak(*sb, cb, [](const pipe::Item &) {});
+    });
+    ta.join();
+    tb.join();
+    EXPECT_EQ(error_a, "");
+    EXPECT_TRUE(ra.run.cancelled);
+    EXPECT_LT(ra.audio_codes.size(), 1500u);
+    EXPECT_FALSE(rb.run.cancelled);
+    EXPECT_EQ(rb.audio_codes.size(), 100u);
+    auto c2 = ca;
+    c2.pipeline.cancel = nullptr;
+    c2.max_audio_s = 1;  // cut at 25 codes (its EOS stays masked: min-audio-s is the engines')
+    auto again = run(*sa, c2);
+    EXPECT_EQ(again.codes.size(), 25u);
+}
+
+// The engines' interrupt: a batched TTS interrupted during its 10th code step throws "decode
+// cancelled" at its next decode (it leaves the batch then: no 11th code), beside another
+// stream of the batch; resume_decode() and it speaks a whole utterance again. The LLM the
+// same at its next decode. Interrupting an engine that is not batched is a no-op.
+TEST_F(SpeakBatch, InterruptedBatchedEnginesLeaveAtTheirNextDecode) {
+    auto cfg = config({{"greedy", "true"}, {"text", "x"}});
+    const auto kit = speak::resolve_kit(cfg.models_dir);
+    cfg.llm.model_path = kit.llm;
+    lm::TtsConfig tc = cfg.tts;
+    tc.model_path = kit.tts;
+    if (tc.projector_path.empty()) tc.projector_path = kit.projector;
+    tc.min_codes_per_turn = 60;
+    tc.max_codes_per_phase = 60;
+    std::shared_ptr<lm::DecodeBatcher> b;
+    const lm::TtsBatcherSource src = [&](const std::string &derived) {
+        if (!b) b = lm::make_llama_batcher({"tts", 2, 512, 2.0}, derived, tc.placement, true, true);
+        return b;
+    };
+    lm::TtsEngine e1(tc, src), e2(tc, src);
+    e1.warm();
+    const int n_llm = e1.dims().n_llm;
+    int steps = 0;
+    e1.set_observer({nullptr, [&](const lm::TtsStepEvent &) {
+                         if (++steps == 10) e1.interrupt_decode();
+                     },
+                     nullptr});
+    e1.begin_utterance();
+    const auto m = message(24, n_llm, 5);
+    try {
+        e1.feed(lm::TtsInput{m.ids, m.hidden, true});
+        ADD_FAILURE() << "the interrupted TTS did not stop";
+    } catch (const rtf::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("decode cancelled"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(steps, 10) << "the TTS went on after the interrupt";
+    e1.set_observer({});
+    e1.resume_decode();
+    EXPECT_EQ(speak_tts(e1, m).codes.size(), 60u);
+    lm::TtsEngine alone(tc);
+    alone.interrupt_decode();  // not batched: nothing to interrupt
+    alone.warm();
+    EXPECT_EQ(speak_tts(alone, m).codes.size(), 60u);
+
+    auto lb = lm::make_llama_batcher({"llm", 2, 512, 2.0}, cfg.llm.model_path, cfg.llm.placement, true, false);
+    lm::LlmEngine l1(cfg.llm, lb), l2(cfg.llm, lb);
+    l1.warm();
+    l1.start("Tell me a story");
+    int llm_steps = 0;
+    try {
+        l1.generate([&](const lm::LlmStep &) {
+            if (++llm_steps == 1) l1.interrupt_decode();
+            return true;
+        });
+        ADD_FAILURE() << "the interrupted LLM did not stop";
+    } catch (const rtf::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("decode cancelled"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(llm_steps, 1) << "the LLM went on after the interrupt";
+    l1.resume_decode();
+    l1.start("Tell me a story");
+    llm_steps = 0;
+    l1.generate([&](const lm::LlmStep &) { return ++llm_steps < 2; });
+    EXPECT_EQ(llm_steps, 2);
 }

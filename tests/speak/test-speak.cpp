@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/tiny-kit.h"
+#include "core/error.h"
 #include "speak/knobs.h"
 #include "speak/speak.h"
 #include "twin/twin.h"
@@ -159,4 +160,69 @@ TEST_F(Speak, FirstAudioPriorityKeepsTheMath) {
     ASSERT_GT(n, 6u);
     EXPECT_TRUE(std::equal(rb.text_tokens.begin(), rb.text_tokens.begin() + n, ra.text_tokens.begin()));
     EXPECT_EQ(rb.first_audio.priority_timeouts, 0) << speak::to_line(rb.first_audio);
+}
+
+// Voices: the twin kit's two extra voices speak the same codes differently; switching back
+// gives the default's audio bit for bit (a switch leaves nothing of the other voice behind);
+// an unknown voice is a Usage error naming the kit's voices; a voice is loaded once.
+TEST_F(Speak, VoicesSwitchCleanlyAndDiffer) {
+    auto base = config({{"text", "One two three four five six."}, {"max-audio-s", "1.2"}, {"min-audio-s", "1.2"},
+                        {"greedy", "true"}});
+    auto engines = speak::load_engines(base);
+    ASSERT_EQ(engines->voices->names(), (std::vector<std::string>{"default", "twin-a", "twin-b"}));
+    auto pcm_of = [&](const std::string &voice, speak::SpeakResult *out = nullptr) {
+        auto cfg = base;
+        speak::apply_knob(cfg, "voice", voice);
+        std::vector<float> pcm;
+        auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { pcm.insert(pcm.end(), c.pcm.begin(), c.pcm.end()); });
+        if (out) *out = r;
+        return pcm;
+    };
+    speak::SpeakResult ra, rd;
+    const auto d1 = pcm_of("default");
+    const auto a = pcm_of("twin-a", &ra);
+    const auto b = pcm_of("twin-b");
+    const auto d2 = pcm_of("default", &rd);
+    ASSERT_FALSE(d1.empty());
+    EXPECT_EQ(ra.voice, "twin-a");
+    EXPECT_GT(ra.voice_switch_ms, 0);
+    EXPECT_EQ(rd.voice, "default");
+    EXPECT_EQ(ra.audio_codes, rd.audio_codes);  // the same codes (greedy): only Token2Wav's voice differs
+    EXPECT_NE(a, d1);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(d2, d1);
+    EXPECT_EQ(pcm_of("twin-a"), a);
+    auto cfg = base;
+    speak::apply_knob(cfg, "voice", "nobody");
+    try {
+        speak::speak(*engines, cfg, [](const pipe::Item &) {});
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("default, twin-a, twin-b"), std::string::npos) << e.what();
+    }
+    const auto j = engines->voices->to_json();
+    EXPECT_TRUE(j.at(1).at("loaded").get<bool>());
+}
+
+// speed: 2 halves the audio the sink gets (exactly round(n / 2)), 1 leaves it bit-identical
+// to a run without the knob; the pipeline's own figures stay the model's audio.
+TEST_F(Speak, SpeedStretchesTheOutputOnly) {
+    auto base = config({{"text", "One two three four five six."}, {"max-audio-s", "1.2"}, {"min-audio-s", "1.2"},
+                        {"greedy", "true"}});
+    auto engines = speak::load_engines(base);
+    auto run = [&](const std::string &speed, speak::SpeakResult &r) {
+        auto cfg = base;
+        if (!speed.empty()) speak::apply_knob(cfg, "speed", speed);
+        std::vector<float> pcm;
+        r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { pcm.insert(pcm.end(), c.pcm.begin(), c.pcm.end()); });
+        return pcm;
+    };
+    speak::SpeakResult r0, r1, r2;
+    const auto plain = run("", r0), one = run("1", r1), two = run("2", r2);
+    EXPECT_EQ(one, plain);
+    EXPECT_EQ(r2.n_samples, r0.n_samples);  // the model made the same audio
+    EXPECT_EQ(static_cast<int64_t>(two.size()), std::llround(static_cast<double>(r0.n_samples) / 2.0));
+    EXPECT_EQ(r2.n_samples_out, static_cast<int64_t>(two.size()));
+    EXPECT_EQ(r0.n_samples_out, r0.n_samples);
+    EXPECT_THROW(speak::apply_knob(base, "speed", "5"), Error);
 }

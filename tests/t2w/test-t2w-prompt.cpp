@@ -23,6 +23,7 @@
 #include "common/scratch-dir.h"
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
+#include "models/t2w/voice.h"
 #include "models/t2w/prompt-cache-builder.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
@@ -413,10 +414,10 @@ TEST(T2wPrompt, FileLayoutPerStepCountAndStreamRuns) {
         EXPECT_EQ(m->prompt().n_timesteps, N);
         EXPECT_EQ(m->prompt().att_len, 16);
         EXPECT_EQ(m->prompt_file(), path);
-        EXPECT_EQ(m->conformer_cnn_cache().size(), 16u * 6);
-        EXPECT_EQ(m->conformer_att_cache().size(), 16u * 16 * 2 * 3);
-        EXPECT_EQ(m->estimator_cnn_cache().size(), static_cast<size_t>(32) * 2 * 2 * N * 2);
-        const ggml_tensor *ea = m->est_att_cache();
+        EXPECT_EQ(m->voice()->conf_cnn.size(), 16u * 6);
+        EXPECT_EQ(m->voice()->conf_att.size(), 16u * 16 * 2 * 3);
+        EXPECT_EQ(m->voice()->est_cnn.size(), static_cast<size_t>(32) * 2 * 2 * N * 2);
+        const ggml_tensor *ea = m->voice()->est_att_cache();
         EXPECT_EQ(ea->ne[0], 16);
         EXPECT_EQ(ea->ne[1], 16);
         EXPECT_EQ(ea->ne[2], 2 * 2 * N);

@@ -16,6 +16,7 @@
 #include <ggml-backend.h>
 
 #include "core/error.h"
+#include "models/t2w/voice.h"
 #include "models/t2w/t2w-dsp.h"
 #include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-model.h"
@@ -495,8 +496,8 @@ TEST_F(TinyKit, BatchedCfgEqualsTwoSingleBranches) {
         EXPECT_EQ(batched.lanes(), 1);
         EXPECT_EQ(single.lanes(), threads >= 2 ? 2 : 1);
         Token2MelState sa, sb;
-        sa.reset(*model);
-        sb.reset(*model);
+        sa.reset(*model->voice());
+        sb.reset(*model->voice());
         const auto toks = tokens(3 * kWindowTokens, 11 + static_cast<unsigned>(threads));
         for (int w = 0; w < 3; ++w) {
             const bool last = w == 2;
@@ -512,7 +513,7 @@ TEST_F(TinyKit, BatchedCfgEqualsTwoSingleBranches) {
             EXPECT_LE(max_diff(sa.conf_att, sb.conf_att), 1e-5) << "encoder attention cache, window " << w;
         }
         // both branches' conv caches were written (the uncond half is not the prompt's any more)
-        const auto fresh = model->estimator_cnn_cache();
+        const auto fresh = model->voice()->est_cnn;
         const size_t half = fresh.size() / 2;
         EXPECT_GT(max_diff(std::vector<float>(sa.est_cnn.begin() + static_cast<long>(half), sa.est_cnn.end()),
                            std::vector<float>(fresh.begin() + static_cast<long>(half), fresh.end())),

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 
@@ -67,7 +68,7 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     const auto rep = gguf::inspect_path(t.dir.string());
     for (const auto &f : rep.files)
         for (const auto &p : f.problems) ADD_FAILURE() << p.message();
-    EXPECT_EQ(rep.files.size(), 10u);  // every role, the optional vision encoder too
+    EXPECT_EQ(rep.files.size(), 12u);  // every role, the optional vision encoder too, and the two voices
     EXPECT_EQ(rep.n_problems(), 0u);
 
     std::ifstream in(t.file("rtf-kit.json"));
@@ -76,6 +77,22 @@ TEST(TinyKit, WholeKitPassesInspectAndDescribesItself) {
     EXPECT_EQ(j.at("scale"), "tiny");
     EXPECT_EQ(j.at("dims").at("flow_matching").at("n_blocks"), 2);
     ASSERT_EQ(j.at("files").size(), 10u);
+    // Two more voices: the prompt cache's layout under other seeds (other bytes, same header).
+    ASSERT_EQ(j.at("voices").size(), 2u);
+    EXPECT_EQ(j.at("voices")[0].at("path"), "voices/twin-a/prompt_cache.gguf");
+    EXPECT_EQ(j.at("voices")[1].at("path"), "voices/twin-b/prompt_cache.gguf");
+    EXPECT_NE(j.at("voices")[0].at("seed"), j.at("voices")[1].at("seed"));
+    ASSERT_EQ(r.voices.size(), 2u);
+    EXPECT_EQ(r.voices[0].bytes, r.voices[1].bytes);
+    auto bytes_of = [&](const std::string &rel) {
+        std::ifstream f(t.file(rel), std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    const std::string pc = bytes_of("token2wav-gguf/prompt_cache.gguf"), a = bytes_of("voices/twin-a/prompt_cache.gguf"),
+                      b = bytes_of("voices/twin-b/prompt_cache.gguf");
+    EXPECT_EQ(a.size(), pc.size());
+    EXPECT_NE(a, pc);
+    EXPECT_NE(a, b);
     EXPECT_EQ(j.at("dims").at("apm").at("n_out"), 128);  // the tiny LLM's width
     for (const auto &f : j.at("files")) {
         const auto p = t.file(f.at("path").get<std::string>());

@@ -186,6 +186,14 @@ struct LlmEngine::Impl {
     }
 };
 
+void LlmEngine::interrupt_decode() {
+    if (p_->bs) p_->bs->cancel();
+}
+
+void LlmEngine::resume_decode() {
+    if (p_->bs) p_->bs->resume();
+}
+
 LlmEngine::LlmEngine(const LlmConfig &cfg, std::shared_ptr<DecodeBatcher> batcher)
     : p_(std::make_unique<Impl>()), cfg_(cfg) {
     const auto t0 = Clock::now();

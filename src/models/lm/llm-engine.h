@@ -109,6 +109,12 @@ public:
     // reply shares (system turn and user-turn header; text mode "fixed": the whole template),
     // so the first reply already reuses it.
     void warm();
+    // Batched engines only (no-ops otherwise): interrupt_decode() makes a decode waiting to be
+    // merged with other streams' throw "decode cancelled" now, and every later one, until
+    // resume_decode() (decode-batcher.h's cancel/resume) — so a cancelled utterance leaves the
+    // batch at its next step instead of after the merged decode it waits for. Thread-safe.
+    void interrupt_decode();
+    void resume_decode();
     // Next step; after a step with is_last, call start() again. Throws Usage if not started.
     LlmStep next_step();
     // Runs next_step() until is_last or until `on_step` returns false.

@@ -198,6 +198,14 @@ void TtsEngine::begin_utterance() {
     mark_batch();
 }
 
+void TtsEngine::interrupt_decode() {
+    if (bs_) bs_->cancel();
+}
+
+void TtsEngine::resume_decode() {
+    if (bs_) bs_->resume();
+}
+
 void TtsEngine::mark_batch() {
     if (!bs_) return;
     batch_mark_n_ = bs_->n_decodes();

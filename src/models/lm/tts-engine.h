@@ -110,6 +110,12 @@ public:
     void set_first_chunk_codes(int n);
     // One throw-away batch and decode, to pay first-touch costs at load. KV left empty.
     void warm();
+    // Batched engines only (no-ops otherwise): interrupt_decode() makes a decode waiting to be
+    // merged with other streams' throw "decode cancelled" now, and every later one, until
+    // resume_decode() (decode-batcher.h's cancel/resume) — so a cancelled utterance leaves the
+    // batch at its next step instead of after the merged decode it waits for. Thread-safe.
+    void interrupt_decode();
+    void resume_decode();
     // The transformer itself (golden checks teacher-force it).
     TtsForward &forward();
     const TtsWeights &weights() const { return *weights_; }

@@ -1,4 +1,5 @@
 #include "models/t2w/t2w-model.h"
+#include "models/t2w/voice.h"
 
 #include <cstdio>
 #include <functional>
@@ -289,11 +290,20 @@ T2wModel::~T2wModel() = default;
 
 size_t T2wModel::weight_bytes() const {
     size_t s = 0;
-    for (const auto *w : {encoder_.get(), flow_extra_.get(), flow_.get(), hift_w_.get(), prompt_w_.get()}) {
+    for (const auto *w : {encoder_.get(), flow_extra_.get(), flow_.get(), hift_w_.get()}) {
         if (w && w->buffer) s += ggml_backend_buffer_get_size(w->buffer);
     }
-    return s;
+    return s + (voice_ ? voice_->bytes() : 0);
 }
+
+size_t Voice::bytes() const { return weights && weights->buffer ? ggml_backend_buffer_get_size(weights->buffer) : 0; }
+
+const PromptCacheInfo &T2wModel::prompt() const {
+    static const PromptCacheInfo none;
+    return voice_ ? voice_->info : none;
+}
+
+std::string T2wModel::prompt_file() const { return voice_ ? voice_->path : std::string(); }
 
 std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig &cfg, const T2wLoadOptions &opt) {
     cfg.validate();  // the types and devices, in the engine's own terms (t2w-config.h)
@@ -312,9 +322,8 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
     m->flow_extra_ = load_gguf(d + "flow_extra.gguf", m->dev_t2m_);
     m->flow_ = load_gguf(d + "flow_matching.gguf", m->dev_t2m_);
     m->hift_w_ = load_gguf(d + "hifigan2.gguf", m->dev_voc_);
-    if (with_prompt) m->prompt_w_ = load_gguf(prompt_path.empty() ? d + "prompt_cache.gguf" : prompt_path, m->dev_t2m_);
     m->infer_dims();
-    if (with_prompt) m->load_prompt();
+    if (with_prompt) m->voice_ = m->load_voice(prompt_path.empty() ? d + "prompt_cache.gguf" : prompt_path, "default");
     // Matrix weights in the compute type: token2mel's linear layers (2-D "*.weight"; the
     // token embedding is a row lookup and stays F32); the vocoder's convolution kernels
     // (3-D, the im2col operand) and its f0-predictor classifier.
@@ -597,41 +606,54 @@ void T2wModel::infer_hift_dims() {
     expect(v, "m_source.l_linear.bias", {1});
 }
 
-void T2wModel::load_prompt() {
-    const GgufWeights &p = *prompt_w_;
+std::shared_ptr<const Voice> T2wModel::load_voice(const std::string &path, const std::string &name) const {
+    auto v = std::make_shared<Voice>();
+    v->name = name;
+    v->path = path;
+    v->weights = load_gguf(path, dev_t2m_);
+    const GgufWeights &p = *v->weights;
     // KV: n_timesteps / temperature (the only two the reference reads).
     const gguf::GgufFile &g = *p.header;
     if (!g.has_key("mtmd.prompt_cache.n_timesteps") || g.key_type("mtmd.prompt_cache.n_timesteps") != GGUF_TYPE_INT32)
         throw_usage(p.path + ": missing int32 key mtmd.prompt_cache.n_timesteps");
-    prompt_.n_timesteps = static_cast<int>(g.get_int("mtmd.prompt_cache.n_timesteps"));
+    PromptCacheInfo &info = v->info;
+    info.n_timesteps = static_cast<int>(g.get_int("mtmd.prompt_cache.n_timesteps"));
     if (g.has_key("mtmd.prompt_cache.temperature") && g.key_type("mtmd.prompt_cache.temperature") == GGUF_TYPE_FLOAT32)
-        prompt_.temperature = static_cast<float>(g.get_float("mtmd.prompt_cache.temperature"));
-    if (prompt_.n_timesteps < 1 || prompt_.n_timesteps > 100) {
-        throw_usage(p.path + ": mtmd.prompt_cache.n_timesteps = " + std::to_string(prompt_.n_timesteps) + ", expected 1..100");
+        info.temperature = static_cast<float>(g.get_float("mtmd.prompt_cache.temperature"));
+    if (info.n_timesteps < 1 || info.n_timesteps > 100) {
+        throw_usage(p.path + ": mtmd.prompt_cache.n_timesteps = " + std::to_string(info.n_timesteps) + ", expected 1..100");
     }
     const int d = enc_.d_model;
-    const int N = prompt_.n_timesteps;
+    const int N = info.n_timesteps;
     ggml_tensor *spk = p.get("prompt_cache.spk_cb");
     if (spk->type != GGML_TYPE_F32 || spk->ne[0] != kSpkDim || ggml_nelements(spk) != kSpkDim) {
         throw_usage(p.path + ": prompt_cache.spk_cb must be f32 [192] (batch 1), got " + shape_str(spk));
     }
     ggml_tensor *ca = p.get("prompt_cache.conformer_att_cache");
     const int L = static_cast<int>(ca->ne[1]);
-    prompt_.att_len = L;
+    info.att_len = L;
     if (L < 2 || L % 2 != 0) throw_usage(p.path + ": conformer_att_cache length L=" + std::to_string(L) + " must be even and >= 2");
+    // Another voice of a loaded model runs on the graphs built for the default one.
+    if (voice_ && (L != voice_->info.att_len || N != voice_->info.n_timesteps)) {
+        throw_usage(p.path + ": prompt length L=" + std::to_string(L) + " and " + std::to_string(N) +
+                    " flow steps do not match the model's default voice " + voice_->path + " (L=" +
+                    std::to_string(voice_->info.att_len) + ", " + std::to_string(voice_->info.n_timesteps) +
+                    " steps): rebuild the voice with `rtf t2w-prompt --steps " + std::to_string(voice_->info.n_timesteps) + "`");
+    }
     expect(p, "prompt_cache.conformer_att_cache", {2 * enc_.head_dim, L, enc_.n_heads, enc_.n_token_layers + enc_.n_mel_layers});
     expect(p, "prompt_cache.conformer_cnn_cache", {d, (enc_.conv2_k - 1) + (enc_.up_k - 1), 1});
     expect(p, "prompt_cache.estimator_cnn_cache", {2 * dit_.hidden, 2, dit_.depth * N, 2});
     expect(p, "prompt_cache.estimator_att_cache", {2 * dit_.head_dim, L, dit_.n_heads * dit_.depth * N, 2});
-    auto fetch = [&](const char *name, std::vector<float> &out) {
-        ggml_tensor *t = p.get(name);
+    auto fetch = [&](const char *tensor, std::vector<float> &out) {
+        ggml_tensor *t = p.get(tensor);
         out.resize(static_cast<size_t>(ggml_nelements(t)));
         ggml_backend_tensor_get(t, out.data(), 0, ggml_nbytes(t));
     };
-    fetch("prompt_cache.spk_cb", spk_);
-    fetch("prompt_cache.conformer_cnn_cache", conf_cnn_);
-    fetch("prompt_cache.conformer_att_cache", conf_att_);
-    fetch("prompt_cache.estimator_cnn_cache", est_cnn_);
+    fetch("prompt_cache.spk_cb", v->spk);
+    fetch("prompt_cache.conformer_cnn_cache", v->conf_cnn);
+    fetch("prompt_cache.conformer_att_cache", v->conf_att);
+    fetch("prompt_cache.estimator_cnn_cache", v->est_cnn);
+    return v;
 }
 
 }  // namespace rtf::t2w

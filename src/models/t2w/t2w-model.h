@@ -6,7 +6,7 @@
 //   flow_extra.gguf     token embedding, speaker affine, encoder projection
 //   flow_matching.gguf  DiT estimator
 //   hifigan2.gguf       HiFT vocoder
-//   prompt_cache.gguf   voice (speaker vector) + streaming state after the prompt
+//   prompt_cache.gguf   the default voice (voice.h): speaker vector + streaming state after the prompt
 //
 // Layout facts: shared/specs/minicpmo45-speak-path.md §1.5-1.9. Every width, head count
 // and block count is read from the tensors present (so tiny twins with fewer blocks
@@ -30,6 +30,8 @@ class GgufFile;
 }
 
 namespace rtf::t2w {
+
+struct Voice;
 
 constexpr int kMelBins = 80;
 constexpr int kSpkDim = 192;
@@ -157,22 +159,22 @@ public:
     const EncoderDims &enc_dims() const { return enc_; }
     const DitDims &dit_dims() const { return dit_; }
     const HiftDims &hift_dims() const { return hift_; }
-    const PromptCacheInfo &prompt() const { return prompt_; }
+    // The default voice's (voice.h): its prompt cache's step count, temperature and length.
+    const PromptCacheInfo &prompt() const;
     // The prompt cache file loaded ("" when loaded without one).
-    std::string prompt_file() const { return prompt_w_ ? prompt_w_->path : std::string(); }
+    std::string prompt_file() const;
+    // The default voice (the kit's prompt_cache.gguf, or T2wLoadOptions::prompt_path); null
+    // when loaded without one.
+    const std::shared_ptr<const Voice> &voice() const { return voice_; }
+    // Another voice for this model's streams: a prompt cache with the default voice's shapes
+    // (L, N), loaded onto the token2mel device. Throws rtf::Error(Usage) naming the file and
+    // the tensor that does not fit. Thread-safe (const; the model is not changed).
+    std::shared_ptr<const Voice> load_voice(const std::string &path, const std::string &name) const;
 
     const GgufWeights &encoder() const { return *encoder_; }
     const GgufWeights &flow_extra() const { return *flow_extra_; }
     const GgufWeights &flow() const { return *flow_; }
     const GgufWeights &hift() const { return *hift_w_; }
-    // estimator_att_cache [2·head_dim, L, n_heads·depth·N, 2] on the token2mel device.
-    ggml_tensor *est_att_cache() const { return prompt_w_->get("prompt_cache.estimator_att_cache"); }
-
-    // Prompt-cache state copied to host (initial per-stream state).
-    const std::vector<float> &spk() const { return spk_; }
-    const std::vector<float> &conformer_cnn_cache() const { return conf_cnn_; }  // [d, 6]
-    const std::vector<float> &conformer_att_cache() const { return conf_att_; }  // [2hd, L, H, layers]
-    const std::vector<float> &estimator_cnn_cache() const { return est_cnn_; }   // [2d, 2, depth·N, 2]
 
     ggml_backend_dev_t device_t2m() const { return dev_t2m_; }
     ggml_backend_dev_t device_voc() const { return dev_voc_; }
@@ -199,18 +201,16 @@ private:
     void infer_flow_extra_dims();
     void infer_dit_dims();
     void infer_hift_dims();
-    void load_prompt();
 
     std::string dir_;
     std::string type_t2m_ = "f32", type_voc_ = "f32";
     int n_packed_ = 0, n_onednn_ = 0;
     ggml_backend_dev_t dev_t2m_ = nullptr, dev_voc_ = nullptr;
-    std::unique_ptr<GgufWeights> encoder_, flow_extra_, flow_, hift_w_, prompt_w_;
+    std::unique_ptr<GgufWeights> encoder_, flow_extra_, flow_, hift_w_;
     EncoderDims enc_;
     DitDims dit_;
     HiftDims hift_;
-    PromptCacheInfo prompt_;
-    std::vector<float> spk_, conf_cnn_, conf_att_, est_cnn_;
+    std::shared_ptr<const Voice> voice_;
 };
 
 }  // namespace rtf::t2w

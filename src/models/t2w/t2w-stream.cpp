@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "models/t2w/t2w-dsp.h"
+#include "models/t2w/voice.h"
 
 namespace rtf::t2w {
 
@@ -16,8 +17,13 @@ T2wStream::T2wStream(const T2wModel &model, const T2wConfig &cfg)
     reset();
 }
 
+void T2wStream::set_voice(std::shared_ptr<const Voice> v) {
+    t2m_.set_voice(std::move(v));
+    reset();
+}
+
 void T2wStream::reset() {
-    t2m_state_.reset(m_);
+    t2m_state_.reset(*t2m_.voice());
     buf_.assign(static_cast<size_t>(cfg_.leading_silence), kSilenceToken);
     mel_cache_.clear();
     mel_cache_T_ = 0;

@@ -66,6 +66,13 @@ public:
     // Back to the prompt-cache state (caches, noise generator, token buffer).
     void reset();
 
+    // Speaks with voice `v` (voice.h; loaded from this stream's model) from now on: its
+    // prompt state is uploaded (the DiT attention caches refilled: ~tens of ms at full shape,
+    // no graph rebuilt) and the stream reset to it. The same voice again is a no-op apart from
+    // the reset. Throws rtf::Error(Usage) for a voice of other shapes.
+    void set_voice(std::shared_ptr<const Voice> v);
+    const std::shared_ptr<const Voice> &voice() const { return t2m_.voice(); }
+
     // Builds every graph a stream can need (token2mel's first, steady and last windows,
     // the vocoder's first, steady and every final length), so no window builds one; with
     // `compute_first` also runs the first window's graphs once on silence (first-touch

@@ -1,4 +1,5 @@
 #include "models/t2w/token2mel.h"
+#include "models/t2w/voice.h"
 
 #include <algorithm>
 #include <chrono>
@@ -115,6 +116,7 @@ struct Variant {
 
 struct Token2Mel::Impl {
     const T2wModel &m;
+    std::shared_ptr<const Voice> voice;  // whose prompt state the caches below hold (set_voice)
     T2wConfig cfg;
     int N = 0, B = 1;
     // Batch-2 CFG (default with CFG): one DiT graph per Euler step computes both branches
@@ -136,7 +138,8 @@ struct Token2Mel::Impl {
     std::map<std::pair<int, bool>, Variant> vars;  // (graph tokens, last) -> shape
     int64_t graphs_built = 0;
 
-    Impl(const T2wModel &model, const T2wConfig &c, int steps) : m(model), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
+    Impl(const T2wModel &model, const T2wConfig &c, int steps)
+        : m(model), voice(model.voice()), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
         cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
         batch = B == 2 && cfg_batch_enabled(cfg.threads_t2m, cpu);
         G = batch ? 1 : B;
@@ -172,7 +175,7 @@ struct Token2Mel::Impl {
         }
         spk = ggml_new_tensor_1d(konst->ctx, GGML_TYPE_F32, kSpkDim);
         konst->alloc(lanes[0].backend, "the DiT modulation constants");
-        ggml_backend_tensor_set(spk, m.spk().data(), 0, m.spk().size() * sizeof(float));
+        ggml_backend_tensor_set(spk, voice->spk.data(), 0, voice->spk.size() * sizeof(float));
 
         Graph g(static_cast<size_t>(N) * (D.depth * 8 + 32) + 64);
         std::vector<ggml_tensor *> tts;
@@ -202,13 +205,21 @@ struct Token2Mel::Impl {
         const DitDims &D = m.dit_dims();
         const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
         const int R = m.enc_dims().up_rate * kWindowTokens + L;
-        ggml_tensor *est_att = m.est_att_cache();
         vt_res = std::make_unique<Resident>(static_cast<size_t>(2) * N * D.depth);
         for (int i = 0; i < N * D.depth; ++i) {
             vt.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, R, dh, Hd, B));
             kc.push_back(ggml_new_tensor_4d(vt_res->ctx, GGML_TYPE_F32, dh, R, Hd, B));
         }
         vt_res->alloc(lanes[0].backend, "the DiT attention cache's K and V^T");
+        fill_vt_cache();
+    }
+
+    // The voice's DiT attention cache into the last L columns of V^T and rows of K.
+    void fill_vt_cache() {
+        const DitDims &D = m.dit_dims();
+        const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
+        const int R = static_cast<int>(vt.front()->ne[0]);
+        ggml_tensor *est_att = voice->est_att_cache();
         std::vector<float> kv(static_cast<size_t>(2) * dh * L * Hd), host(static_cast<size_t>(R) * dh * Hd, 0.0f),
             hostk(host.size(), 0.0f);
         for (int slot = 0; slot < N * D.depth; ++slot) {
@@ -361,7 +372,7 @@ struct Token2Mel::Impl {
         ggml_set_input(g->x);
         g->cnn_in = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2 * h, 2, D.depth, nb);
         ggml_set_input(g->cnn_in);
-        ggml_tensor *est_att = m.est_att_cache();
+        ggml_tensor *est_att = voice->est_att_cache();
         ggml_tensor *xb = g->x;  // the branches share x (spec §3.5)
         if (nb > 1) xb = ggml_repeat(ctx, ggml_reshape_3d(ctx, g->x, kMelBins, Tm, 1), ggml_new_tensor_3d(ctx, GGML_TYPE_F32, kMelBins, Tm, nb));
         ggml_tensor *rest = ggml_view_3d(ctx, v.rest, 3 * kMelBins, Tm, nb, v.rest->nb[1], v.rest->nb[2], static_cast<size_t>(b0) * v.rest->nb[2]);
@@ -395,12 +406,32 @@ struct Token2Mel::Impl {
     }
 };
 
-void Token2MelState::reset(const T2wModel &m) {
-    conf_cnn = m.conformer_cnn_cache();
-    conf_att = m.conformer_att_cache();
-    est_cnn = m.estimator_cnn_cache();
+void Token2MelState::reset(const Voice &v) {
+    conf_cnn = v.conf_cnn;
+    conf_att = v.conf_att;
+    est_cnn = v.est_cnn;
     rng.seed(42);
 }
+
+void Token2Mel::set_voice(std::shared_ptr<const Voice> v) {
+    Impl &I = *impl_;
+    if (!v) throw_usage("t2w: set_voice: no voice");
+    if (v == I.voice) return;
+    const PromptCacheInfo &a = v->info, &b = I.m.prompt();
+    if (a.att_len != b.att_len || a.n_timesteps != b.n_timesteps) {
+        throw_usage("t2w: voice " + v->name + " (" + v->path + ") has L=" + std::to_string(a.att_len) + ", " +
+                    std::to_string(a.n_timesteps) + " steps; the model's graphs were built for L=" +
+                    std::to_string(b.att_len) + ", " + std::to_string(b.n_timesteps));
+    }
+    I.voice = std::move(v);
+    ggml_backend_tensor_set(I.spk, I.voice->spk.data(), 0, I.voice->spk.size() * sizeof(float));
+    I.fill_vt_cache();
+    // A DiT graph reads the cache tensor itself only when keys exceed the cap (T + L >
+    // kDitMaxKeys; never at the model's L = 302): such graphs name the old voice's tensor.
+    if (b.att_len + 2 * (kWindowTokens + 3) > blocks::kDitMaxKeys) I.vars.clear();
+}
+
+const std::shared_ptr<const Voice> &Token2Mel::voice() const { return impl_->voice; }
 
 Token2Mel::Token2Mel(const T2wModel &model, const T2wConfig &cfg) {
     steps_ = cfg.flow_steps == 0 ? model.prompt().n_timesteps : cfg.flow_steps;
@@ -443,7 +474,7 @@ void Token2Mel::prepare(int window, bool last, bool compute) {
     // One throw-away run on a copy of the prompt state: pays the first-touch costs (page
     // faults of the activation buffers, thread start-up) before the first real window.
     Token2MelState scratch;
-    scratch.reset(impl_->m);
+    scratch.reset(*impl_->voice);
     PartTimes tm;
     run(std::vector<int32_t>(static_cast<size_t>(window), kSilenceToken), last, scratch, tm, window);
 }
@@ -480,7 +511,7 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
     std::vector<float> x(static_cast<size_t>(kMelBins) * Tm);
     {
         std::normal_distribution<float> dist(0.0f, 1.0f);  // fresh per chunk, shared generator (reference)
-        const float temp = m.prompt().temperature;
+        const float temp = I.voice->info.temperature;
         for (auto &val : x) val = temp * dist(st.rng);
     }
 

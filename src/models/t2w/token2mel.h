@@ -47,7 +47,7 @@ struct Token2MelState {
     std::vector<float> conf_att;  // [2hd, L, H, n_layers]
     std::vector<float> est_cnn;   // [2h, 2, depth·N, 2]
     std::mt19937 rng{42};         // noise generator: seeded once, never reset (reference behaviour)
-    void reset(const T2wModel &m);
+    void reset(const Voice &v);
 };
 
 class Token2Mel {
@@ -75,6 +75,12 @@ public:
     int64_t graphs_built() const;
 
     int steps() const { return steps_; }
+    // The voice whose prompt state the resident caches hold: the model's default at
+    // construction. set_voice() re-uploads the speaker vector and refills the DiT attention
+    // caches (no graph is rebuilt); a stream's state must be reset to the new voice after it.
+    // Throws rtf::Error(Usage) for a voice of other shapes (voice.h).
+    void set_voice(std::shared_ptr<const Voice> v);
+    const std::shared_ptr<const Voice> &voice() const;
     // Number of parallel CFG-branch lanes in use (1 or 2; 1 when batched).
     int lanes() const;
     // Both CFG branches run as one batch-2 graph per Euler step (CFG on and
