@@ -104,6 +104,16 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
             progress("slot " + std::to_string(i + 1) + "/" + std::to_string(cfg_.max_streams) + " loaded in " +
                      fmt(ms_between(t0, Clock::now()) / 1000.0, 1) + " s");
     }
+    // Every voice of the kit now, not in a request: a voice's first use loads its prompt cache
+    // (~1.7 s for the cpu twin's 211 MB; docs/measurements.md), which would land in that
+    // request's first audio. A switch between loaded voices costs tens of ms.
+    {
+        const auto t0 = Clock::now();
+        const auto names = slots_.front()->voices->names();
+        for (const auto &n : names) slots_.front()->voices->get(n);
+        if (progress && names.size() > 1)
+            progress("voices " + std::to_string(names.size()) + " loaded in " + fmt(ms_between(t0, Clock::now()) / 1000.0, 1) + " s");
+    }
     gate_.on_change([this](int active, int queued) { metrics_.set_streams(active, queued, cfg_.max_streams); });
     metrics_.set_streams(0, 0, cfg_.max_streams);
 

@@ -171,7 +171,7 @@ r, d = speech(voice="twin-c")
 e = json.loads(d)["error"]
 check(r.status == 400 and e["field"] == "voice" and "default, twin-a, twin-b" in e["message"], "unknown voice: 400 naming voice and the list")
 r, d = req("GET", "/v1/audio/voices")
-check([x["loaded"] for x in json.loads(d)["voices"]] == [True, True, True], "each voice loaded once asked for")
+check([x["loaded"] for x in json.loads(d)["voices"]] == [True, True, True], "every voice loaded (the server loads them at start)")
 r, p2 = speech(response_format="pcm", speed=2.0)
 n0, n2 = len(ref) // 2, len(p2) // 2
 check(r.status == 200 and n2 == round(n0 / 2), "speed 2.0: %d samples = %d / 2 (the duration halved)" % (n2, n0))
