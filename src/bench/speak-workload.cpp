@@ -42,6 +42,7 @@ public:
         }
         speak::finalize(cfg_);
         engines_ = speak::load_engines(cfg_);
+        cfg_ = engines_->config;
         qcfg_.expect_speech = !engines_->kit.is_twin;
         if (engines_->kit.is_twin) {
             // Twin audio is noise from random weights: its level, peak, DC and spectrum say

@@ -89,6 +89,7 @@ int run_demo(DemoCmd &d) {
 
     std::cout << "loading kit " << kit << " ...\n";
     auto engines = speak::load_engines(cfg);
+    cfg = engines->config;  // the twin's EOS mask, printed below
     std::cout << "speaking " << (cfg.text.empty() ? "the LLM's answer to: " + cfg.prompt : "\"" + cfg.text + "\"")
               << "\n  schedule " << pipe::to_string(cfg.pipeline.schedule) << ", audio cap "
               << cfg.max_audio_s << " s (EOS masked until " << cfg.min_audio_s << " s: a fixed work size)\n";

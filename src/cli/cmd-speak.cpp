@@ -32,6 +32,7 @@ int run_speak(SpeakCmd &c) {
     std::ostream &info = c.out.wav_path == "-" || c.out.json_path == "-" ? std::cerr : std::cout;
     if (!c.quiet) info << "loading kit " << cfg.models_dir << " ...\n";
     auto engines = speak::load_engines(cfg);
+    cfg = engines->config;
     if (!c.quiet && engines->kit.is_twin) {
         info << "note: this kit is a twin (random weights): its timings are real, its audio is noise\n";
     }

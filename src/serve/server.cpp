@@ -97,9 +97,8 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     }
     for (int i = 0; i < cfg_.max_streams; ++i) {
         const auto t0 = Clock::now();
-        speak::SpeakConfig c = base_;
-        slots_.push_back(speak::load_engines(c, i == 0 ? nullptr : slots_.front().get(), batching_.get()));
-        if (i == 0) base_ = c;  // model paths and load-time derivations filled in
+        slots_.push_back(speak::load_engines(base_, i == 0 ? nullptr : slots_.front().get(), batching_.get()));
+        if (i == 0) base_ = slots_.front()->config;  // model paths and load-time derivations filled in
         if (progress)
             progress("slot " + std::to_string(i + 1) + "/" + std::to_string(cfg_.max_streams) + " loaded in " +
                      fmt(ms_between(t0, Clock::now()) / 1000.0, 1) + " s");

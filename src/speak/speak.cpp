@@ -22,8 +22,10 @@ nlohmann::json DecodeBatching::stats_json() const {
     return j;
 }
 
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, const Engines *share, DecodeBatching *batching) {
+std::unique_ptr<Engines> load_engines(const SpeakConfig &cfg_in, const Engines *share, DecodeBatching *batching) {
     auto e = std::make_unique<Engines>();
+    e->config = cfg_in;
+    SpeakConfig &cfg = e->config;
     e->kit = resolve_kit(cfg.models_dir);
     cfg.llm.model_path = e->kit.llm;
     cfg.tts.model_path = e->kit.tts;

@@ -5,6 +5,7 @@
 //   SpeakConfig cfg; cfg.models_dir = "kit"; cfg.prompt = "Hello";
 //   cfg.validate();
 //   auto engines = load_engines(cfg);                  // seconds; reuse across runs
+//   cfg = engines->config;                             // with the kit's paths filled in
 //   WavWriter wav("out.wav", 24000);
 //   auto r = speak(*engines, cfg, [&](const pipe::Item &c) { wav.write(c.pcm); });
 //   std::cout << to_json(r).dump(2);                   // every DESIGN.md metric
@@ -38,6 +39,10 @@ namespace rtf::speak {
 // no utterance pays graph set-up. The stream serves the T2W config it was built for;
 // speak() with another one rebuilds it (and says so: t2w_rebuilt in the result).
 struct Engines {
+    // The config the engines were built from: load_engines()'s argument with the kit's model
+    // paths filled in and, on a twin whose reply is capped, the EOS mask at --max-audio-s
+    // (min_audio_s). speak() takes it, or a copy whose per-utterance knobs differ.
+    SpeakConfig config;
     Kit kit;
     std::unique_ptr<lm::LlmEngine> llm;
     std::unique_ptr<lm::TtsEngine> tts;
@@ -63,13 +68,14 @@ struct DecodeBatching {
     nlohmann::json stats_json() const;  // {"llm": BatcherStats, "tts": ...}
 };
 
-// Resolves and checks the kit, fills the model paths into `cfg`, loads the three engines
-// and warms the Token2Wav stream for cfg.t2w (with cfg.voice, so the first utterance pays
-// no voice load). `share`: another engine set whose Token2Wav model and voices this set's
+// Resolves and checks the kit, loads the three engines and warms the Token2Wav stream for
+// cfg.t2w (with cfg.voice, so the first utterance pays no voice load). `cfg` is not changed:
+// what loading derives from it (model paths, the twin's EOS mask) is in Engines::config. `share`: another engine set whose Token2Wav model and voices this set's
 // stream is built on (a server's slots share one copy of the weights and of each voice;
 // each slot keeps its own stream, LLM and TTS contexts); null = load them.
 // `batching`: the LLM and TTS join its shared contexts instead (see DecodeBatching).
-std::unique_ptr<Engines> load_engines(SpeakConfig &cfg, const Engines *share = nullptr, DecodeBatching *batching = nullptr);
+std::unique_ptr<Engines> load_engines(const SpeakConfig &cfg, const Engines *share = nullptr,
+                                      DecodeBatching *batching = nullptr);
 
 // Which text is spoken from which output sample (approximate): a piece of the reply (one LLM
 // step's text) and the first output sample that can speak it. The TTS had sampled

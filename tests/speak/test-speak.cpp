@@ -75,13 +75,17 @@ TEST_F(Speak, HandOffCapAndFinalMarker) {
 
 TEST_F(Speak, TwinPromptModeIsCappedAtTheTextRate) {
     auto cfg = config({{"prompt", "Tell me a story"}, {"max-audio-s", "3"}, {"max-tokens", "200"}});
+    const auto given = cfg.to_json();
     auto engines = speak::load_engines(cfg);
     ASSERT_TRUE(engines->kit.is_twin);
+    EXPECT_EQ(cfg.to_json(), given) << "load_engines changed its argument";
+    EXPECT_EQ(engines->config.llm.model_path, engines->kit.llm);
+    EXPECT_EQ(engines->config.tts.model_path, engines->kit.tts);
     auto r = speak::speak(*engines, cfg, [](const pipe::Item &) {});
     EXPECT_EQ(r.twin_text_cap, 12);  // 4 tokens/s x 3 s
     EXPECT_LE(r.text_tokens.size(), 12u);
     EXPECT_EQ(r.audio_codes.size(), 75u);  // and the work size is the cap's 3 s, not the twin's EOS
-    EXPECT_DOUBLE_EQ(cfg.min_audio_s, 3.0);
+    EXPECT_DOUBLE_EQ(engines->config.min_audio_s, 3.0);  // the twin's EOS mask, derived at load
     EXPECT_EQ(speak::twin_text_cap(cfg, false), 0);  // a real kit is never capped
 }
 
