@@ -217,6 +217,14 @@ TtsTrace speak_tts(lm::TtsEngine &e, const TtsMessage &m) {
 // draws bit-equal, and each code the one the sampler gives on the logits it saw with the
 // shared history (greedy: their argmax), so a code that differs is a near-tie the last-bits
 // difference explains. Work size fixed: EOS masked for all 60 codes, 60 per phase.
+// The batcher source of two batched TTS engines: the first engine makes the shared context `b`.
+lm::TtsBatcherSource tts_batcher_source(std::shared_ptr<lm::DecodeBatcher> &b, const lm::TtsConfig &tc) {
+    return [&b, &tc](const std::string &derived) {
+        if (!b) b = lm::make_llama_batcher({"tts", 2, 512, 2.0}, derived, tc.placement, true, true);
+        return b;
+    };
+}
+
 void tts_alone_vs_batched(const speak::SpeakConfig &cfg, bool sampled) {
     lm::TtsConfig tc = cfg.tts;
     const auto kit = speak::resolve_kit(cfg.models_dir);
@@ -237,10 +245,7 @@ void tts_alone_vs_batched(const speak::SpeakConfig &cfg, bool sampled) {
     }
     ASSERT_EQ(alone.codes.size(), static_cast<size_t>(kCodes));
     std::shared_ptr<lm::DecodeBatcher> b;
-    const lm::TtsBatcherSource src = [&](const std::string &derived) {
-        if (!b) b = lm::make_llama_batcher({"tts", 2, 512, 2.0}, derived, tc.placement, true, true);
-        return b;
-    };
+    const lm::TtsBatcherSource src = tts_batcher_source(b, tc);
     lm::TtsEngine e1(tc, src), e2(tc, src);
     e1.warm();
     e2.warm();
@@ -456,10 +461,7 @@ TEST_F(SpeakBatch, InterruptedBatchedEnginesLeaveAtTheirNextDecode) {
     tc.min_codes_per_turn = 60;
     tc.max_codes_per_phase = 60;
     std::shared_ptr<lm::DecodeBatcher> b;
-    const lm::TtsBatcherSource src = [&](const std::string &derived) {
-        if (!b) b = lm::make_llama_batcher({"tts", 2, 512, 2.0}, derived, tc.placement, true, true);
-        return b;
-    };
+    const lm::TtsBatcherSource src = tts_batcher_source(b, tc);
     lm::TtsEngine e1(tc, src), e2(tc, src);
     e1.warm();
     const int n_llm = e1.dims().n_llm;
