@@ -170,6 +170,7 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
             return;
         }
         pipe::Item out = chunk;
+        out.last = false;  // the stretch's tail, after the pipeline, is the last chunk
         out.pcm = stretch->push(chunk.pcm.data(), chunk.pcm.size());
         if (out.pcm.empty()) return;  // Sonic still holds these samples (a pitch period or two)
         out.audio_ms = 1000.0 * static_cast<double>(out.pcm.size()) / t2w::T2wModel::sample_rate();
@@ -186,7 +187,7 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
         tail.last = true;
         n_out += static_cast<int64_t>(tail.pcm.size());
         text_upto(n_out, false);
-        if (!tail.pcm.empty()) sink(tail);
+        sink(tail);  // even empty: it carries the one final marker
     }
     text_upto(n_out, true);  // text whose codes never came (cut by the cap), or a cancelled run's rest
     r.config = cfg.to_json();

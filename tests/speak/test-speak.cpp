@@ -218,7 +218,15 @@ TEST_F(Speak, SpeedStretchesTheOutputOnly) {
         auto cfg = base;
         if (!speed.empty()) speak::apply_knob(cfg, "speed", speed);
         std::vector<float> pcm;
-        r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { pcm.insert(pcm.end(), c.pcm.begin(), c.pcm.end()); });
+        int n_last = 0;
+        bool last_is_last = false;
+        r = speak::speak(*engines, cfg, [&](const pipe::Item &c) {
+            pcm.insert(pcm.end(), c.pcm.begin(), c.pcm.end());
+            n_last += c.last ? 1 : 0;
+            last_is_last = c.last;
+        });
+        EXPECT_EQ(n_last, 1) << "speed " << speed << ": one final marker";
+        EXPECT_TRUE(last_is_last) << "speed " << speed << ": on the last chunk";
         return pcm;
     };
     speak::SpeakResult r0, r1, r2;
