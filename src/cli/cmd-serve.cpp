@@ -67,7 +67,7 @@ int run_serve(ServeCmd &o) {
               << (srv.slot_threads() > 0 ? ", " + std::to_string(srv.slot_threads()) + " thread(s) per stage per stream" : std::string())
               << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
               << (o.sc.agent_port > 0 ? ", agent check on :" + std::to_string(o.sc.agent_port) : std::string())
-              << ")\n  POST /v1/audio/speech  POST /v1/speak  GET /v1/runs/ID  POST /v1/runs/ID/cancel  GET /v1/knobs  GET /health  GET /metrics\n";
+              << ")\n  GET / (listen)  POST /v1/audio/speech  POST /v1/speak  GET /v1/audio/voices  GET /v1/runs/ID  POST /v1/runs/ID/cancel  GET /v1/knobs  GET /health  GET /metrics\n";
     pipe::CancelToken stop;
     pipe::SigintGuard guard(stop);
     std::thread server([&] { srv.run(); });
@@ -84,7 +84,8 @@ void add_serve_command(CLI::App &app, Action &action) {
         "serve", "Serve the speak path over HTTP: POST /v1/audio/speech (OpenAI-compatible; chunked WAV/PCM/FLAC/Ogg-Opus/MP3 "
                  "or SSE), "
                  "POST /v1/speak (prompt or text + per-utterance knobs; SSE with the run's metrics), "
-                 "POST /v1/runs/ID/cancel, GET /health, "
+                 "POST /v1/runs/ID/cancel, GET /v1/audio/voices (the kit's voices; `voice` and `speed` 0.25-4 per "
+                 "request; SSE carries text timing), GET / (a page to listen in), GET /health, "
                  "GET /metrics (Prometheus). Models load once; --max-streams engine sets speak at once, their LLM and TTS "
                  "decode steps batched into one decode per stage with --batch on. "
                  "Binds 127.0.0.1 unless --host says otherwise. docs/serve.md has the contract");
