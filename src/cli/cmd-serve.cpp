@@ -4,15 +4,19 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <thread>
 
+#include "bench/protocol.h"
 #include "cli/commands.h"
 #include "cli/speak-options.h"
 #include "core/error.h"
 #include "core/parse.h"
 #include "pipeline/cancel.h"
 #include "serve/server.h"
+#include "speak/duplex-knobs.h"
 #include "speak/kit.h"
+#include "speak/machine-profile.h"
 
 namespace rtf::cli {
 
@@ -25,6 +29,8 @@ struct ServeCmd {
     std::string queue_timeout = "30s";
     std::string batch = "off";  // ServeConfig::batch has why
     std::string slot_threads = "auto";
+    std::string realtime_sessions = "auto";
+    std::string realtime_set;  // duplex knobs of the sessions, 'NAME=VALUE;...'
     bool quiet = false;
 };
 
@@ -47,12 +53,27 @@ int run_serve(ServeCmd &o) {
     for (const auto &[k, v] : o.opts.given) o.sc.thread_knobs_given.push_back(k);
     if (!o.opts.config_path.empty())
         for (const auto &[k, v] : speak::read_knob_file(o.opts.config_path)) o.sc.thread_knobs_given.push_back(k);
+    if (o.realtime_sessions == "auto") {
+        o.sc.realtime.sessions = -1;
+    } else {
+        o.sc.realtime.sessions = static_cast<int>(parse_int(o.realtime_sessions, "--realtime-sessions", 0, 64));
+    }
+    std::set<std::string> duplex_given;
+    if (!o.realtime_set.empty())
+        for (const auto &[k, v] : bench::parse_knob_list(o.realtime_set, "--realtime-set")) {
+            speak::apply_duplex_knob(o.sc.realtime.duplex, k, v);
+            duplex_given.insert(k);
+        }
     o.sc.validate();
     speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
     cfg.models_dir = o.models;
     // The machine profile under the user's knobs; --slot-threads still shares the cores among
     // the slots (a single-stream tuned thread count does not fit several streams).
-    const auto profile = apply_profile(o.opts, cfg);
+    auto profile = apply_profile(o.opts, cfg);
+    {  // the same machine profile for the duplex sessions, under --realtime-set
+        speak::MachineProfile dp = profile;
+        speak::apply_profile(o.sc.realtime.duplex, dp, duplex_given);
+    }
     const speak::Kit kit = speak::resolve_kit(o.models);
     // A twin never ends its turn on its own: give its utterances a fixed length unless the
     // user chose one (as rtf demo does).
@@ -68,6 +89,12 @@ int run_serve(ServeCmd &o) {
               << ", queue " << o.sc.max_queue << (kit.is_twin ? ", twin kit: noise audio" : "")
               << (o.sc.agent_port > 0 ? ", agent check on :" + std::to_string(o.sc.agent_port) : std::string())
               << ")\n  GET / (listen)  POST /v1/audio/speech  POST /v1/speak  GET /v1/audio/voices  GET /v1/runs/ID  POST /v1/runs/ID/cancel  GET /v1/knobs  GET /health  GET /metrics\n";
+    if (srv.realtime_port() > 0)
+        std::cerr << "  duplex: ws://" << o.sc.host << ":" << srv.realtime_port() << "/v1/realtime  (" << srv.realtime_sessions()
+                  << " session(s); docs/serve.md \"Realtime\")\n";
+    else
+        std::cerr << "  duplex: off (" << (o.sc.realtime.sessions == 0 ? "--realtime-sessions 0" : "the kit has no audio encoder: rtf twin --only apm adds one to a twin")
+                  << ")\n";
     pipe::CancelToken stop;
     pipe::SigintGuard guard(stop);
     std::thread server([&] { srv.run(); });
@@ -130,6 +157,23 @@ void add_serve_command(CLI::App &app, Action &action) {
                     "With --batch on: the longest a decode waits for the other running streams' steps (also never "
                     "longer than a recent decode took)")
         ->default_val(o->sc.batch_gather_ms)->group("serve");
+    sub->add_option("--realtime-sessions", o->realtime_sessions,
+                    "Duplex sessions at once on ws://HOST:PORT/v1/realtime (each an engine set: audio encoder, duplex "
+                    "LLM and TTS, Token2Wav); auto = 1 when the kit has an audio encoder, else off; 0 = off")
+        ->default_str(o->realtime_sessions)->group("realtime");
+    sub->add_option("--realtime-port", o->sc.realtime.port,
+                    "Port of the realtime WebSocket (-1 = --port + 1, or any free port with --port 0; 0 = any free); "
+                    "GET /health says which")
+        ->default_val(o->sc.realtime.port)->group("realtime");
+    sub->add_option("--realtime-max-s", o->sc.realtime.max_session_s, "Seconds of input audio one session may stream")
+        ->default_val(o->sc.realtime.max_session_s)->group("realtime");
+    sub->add_option("--realtime-idle-s", o->sc.realtime.idle_timeout_s,
+                    "A session whose client sends nothing this long (before session.finish) is closed and its slot freed")
+        ->default_val(o->sc.realtime.idle_timeout_s)->group("realtime");
+    sub->add_option("--realtime-set", o->realtime_set,
+                    "Duplex knobs of the sessions, 'NAME=VALUE;...' with rtf duplex's names (e.g. 'apm-threads=1;d1=4'); "
+                    "the machine profile fills in the rest")
+        ->group("realtime");
     sub->add_flag("-q,--quiet", o->quiet, "No per-request log lines")->group("serve");
     // The speak knobs are the server's defaults; /v1/speak may change the per-utterance ones.
     add_speak_options(sub, o->opts, KnobSet::speak_no_input);

@@ -32,6 +32,18 @@ void ServeConfig::validate() const {
     if (runs_kept < 1 || runs_kept > 100000) throw_usage("--runs-kept: must be in [1, 100000]");
     if (!(batch_gather_ms >= 0 && batch_gather_ms <= 100)) throw_usage("--batch-gather-ms: must be in [0, 100] ms");
     if (slot_threads < -1 || slot_threads > 512) throw_usage("--slot-threads: must be auto, knobs or a count in [1, 512]");
+    realtime.validate();
+    if (realtime.port > 0 && (realtime.port == port || realtime.port == agent_port))
+        throw_usage("--realtime-port: must differ from --port and --agent-port");
+}
+
+void RealtimeConfig::validate() const {
+    if (sessions < -1 || sessions > 64) throw_usage("--realtime-sessions " + std::to_string(sessions) + ": use 0 (off) .. 64, or auto");
+    if (port < -1 || port > 65535) throw_usage("--realtime-port: must be in [0, 65535] (0 = any free port)");
+    if (!(max_session_s >= 1 && max_session_s <= 86400))
+        throw_usage("--realtime-max-s: use 1 .. 86400 seconds of input per session");
+    if (!(idle_timeout_s >= 0.1 && idle_timeout_s <= 3600)) throw_usage("--realtime-idle-s: use 0.1 .. 3600 seconds");
+    if (max_message_bytes < 1024) throw_usage("realtime: max message size below 1 KiB");
 }
 
 int ServeConfig::resolved_slot_threads(int cpus) const {

@@ -18,9 +18,22 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "speak/duplex.h"
 #include "speak/speak-config.h"
 
 namespace rtf::serve {
+
+// The duplex sessions over a WebSocket (realtime.h): how many, and their limits.
+struct RealtimeConfig {
+    int sessions = -1;            // --realtime-sessions: duplex engine sets = concurrent sessions;
+                                  // -1 = 1 when the kit has an audio encoder, else 0 (off)
+    int port = -1;                // --realtime-port: -1 = the HTTP port + 1 (any free port with --port 0); 0 = any free
+    double max_session_s = 600;   // --realtime-max-s: input audio one session may stream
+    double idle_timeout_s = 30;   // --realtime-idle-s: no message for this long (before session.finish) -> closed
+    size_t max_message_bytes = 1 << 20;
+    speak::DuplexConfig duplex;   // the sessions' duplex knobs (models_dir "" = the served kit)
+    void validate() const;        // throws rtf::Error(Usage) naming the flag
+};
 
 struct ServeConfig {
     std::string host = "127.0.0.1";
@@ -45,6 +58,7 @@ struct ServeConfig {
     // --batch on|off: merge the streams' LLM/TTS decode steps. Off by default: on this 2-core
     // machine it did not raise capacity (docs/measurements.md §10.1: the streams' steps rarely
     // coincide while Token2Wav is the wall, and the ones that do not run one after another).
+    RealtimeConfig realtime;          // /v1/realtime (duplex over a WebSocket)
     bool batch = false;
     double batch_gather_ms = 2.0;     // --batch-gather-ms: a decode waits at most this long for the other streams
     // --slot-threads auto|knobs|N: compute threads of every stage (LLM/TTS decode and batch,

@@ -113,6 +113,15 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
         if (progress && names.size() > 1)
             progress("voices " + std::to_string(names.size()) + " loaded in " + fmt(ms_between(t0, Clock::now()) / 1000.0, 1) + " s");
     }
+    // Duplex sessions (/v1/realtime): their own engine sets, on a kit with an audio encoder.
+    const bool has_apm = !slots_.front()->kit.apm.empty();
+    realtime_sessions_ = cfg_.realtime.sessions < 0 ? (has_apm ? 1 : 0) : cfg_.realtime.sessions;
+    if (realtime_sessions_ > 0) {
+        RealtimeConfig rc = cfg_.realtime;
+        rc.sessions = realtime_sessions_;
+        if (rc.duplex.models_dir.empty()) rc.duplex.models_dir = base_.models_dir;
+        realtime_ = std::make_unique<Realtime>(std::move(rc), progress);
+    }
     gate_.on_change([this](int active, int queued) { metrics_.set_streams(active, queued, cfg_.max_streams); });
     metrics_.set_streams(0, 0, cfg_.max_streams);
 
@@ -155,7 +164,8 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
                   {"batch", batching_ != nullptr},
                   {"slot_threads", slot_threads_},
                   {"batch_threads", batching_ ? json{{"llm", batching_->llm_threads}, {"tts", batching_->tts_threads}} : json(nullptr)},
-                  {"twin", slots_.front()->kit.is_twin}};
+                  {"twin", slots_.front()->kit.is_twin},
+                  {"realtime", realtime_ ? realtime_->status() : json(nullptr)}};
         s.status = ok ? 200 : 503;
         s.set_content(j.dump(), "application/json");
         metrics_.request("health", s.status);
@@ -167,6 +177,19 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
                      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
                      "media-src 'self' blob:; img-src 'self' data:");
         metrics_.request("page", 200);
+    });
+    h.Get("/v1/realtime", [this](const httplib::Request &, httplib::Response &s) {
+        if (!realtime_) {
+            reply_error(s, 404, "not_found", "", "realtime sessions are off: the kit has no audio encoder, or --realtime-sessions 0");
+        } else {
+            s.status = 426;  // Upgrade Required: the WebSocket listens on its own port
+            s.set_header("Upgrade", "websocket");
+            s.set_content(json{{"error", {{"message", "duplex sessions are a WebSocket: connect to websocket_url"}, {"type", "upgrade_required"}}},
+                               {"websocket_url", "ws://" + cfg_.host + ":" + std::to_string(realtime_->port()) + "/v1/realtime"}}
+                              .dump(),
+                          "application/json");
+        }
+        metrics_.request("realtime", s.status);
     });
     h.Get("/v1/audio/voices", [this](const httplib::Request &, httplib::Response &s) {
         s.set_content(voices_json().dump(2), "application/json");
@@ -242,6 +265,7 @@ Server::~Server() {
 }
 
 int Server::bind() {
+    const bool any_port = cfg_.port == 0;
     int port = cfg_.port;
     if (port == 0) {
         port = http_->bind_to_any_port(cfg_.host);
@@ -251,6 +275,10 @@ int Server::bind() {
                     " (in use, or not an address of this machine; --port 0 picks a free one)");
     }
     cfg_.port = port;
+    if (realtime_) {
+        const int rp = cfg_.realtime.port >= 0 ? cfg_.realtime.port : any_port ? 0 : port + 1;
+        realtime_->bind(cfg_.host, rp);
+    }
     if (cfg_.agent_port > 0) {
         agent_ = std::make_unique<AgentCheck>(cfg_.host, cfg_.agent_port, [this] {
             return agent_reply(gate_.active(), cfg_.max_streams, stopping_.load());
@@ -264,7 +292,10 @@ int Server::bind() {
     return port;
 }
 
-void Server::run() { http_->listen_after_bind(); }
+void Server::run() {
+    if (realtime_) realtime_->start();
+    http_->listen_after_bind();
+}
 
 void Server::stop() {
     if (stopping_.exchange(true)) return;
@@ -273,6 +304,7 @@ void Server::stop() {
         std::lock_guard<std::mutex> l(mu_);
         for (auto &[id, st] : live_) st->cancel.cancel();
     }
+    if (realtime_) realtime_->stop();
     if (http_) http_->stop();
 }
 

@@ -17,6 +17,8 @@
 //                           409 once it has finished, 404 for an id that is not running
 //   GET  /health            200 {"status":"ok",...} while serving (503 "stopping" once stop() began)
 //   --agent-port N: HAProxy's agent check (agent-check.h), the free-slot share as a weight
+//   GET  /v1/realtime       426: duplex sessions are a WebSocket on their own port (realtime.h,
+//                           ws://HOST:--realtime-port/v1/realtime; /health says where)
 //   GET  /metrics           Prometheus text (serve-metrics.h; with --batch on the decode batchers' figures)
 // Audio is 24 kHz mono s16le, one write per Token2Wav window as it is made. A client that
 // disconnects cancels its utterance and frees its slot at once, also while it waits in the
@@ -39,6 +41,7 @@
 #include "serve/admission.h"
 #include "serve/connection-watch.h"
 #include "serve/agent-check.h"
+#include "serve/realtime.h"
 #include "serve/serve-config.h"
 #include "serve/serve-metrics.h"
 #include "serve/speech-request.h"
@@ -70,6 +73,9 @@ public:
     const ServeConfig &config() const { return cfg_; }
     // Compute threads per stage per slot that --slot-threads resolved to (0 = the knobs as given).
     int slot_threads() const { return slot_threads_; }
+    // The realtime (duplex WebSocket) endpoint's port once bound; 0 when it is off.
+    int realtime_port() const { return realtime_ ? realtime_->port() : 0; }
+    int realtime_sessions() const { return realtime_sessions_; }
     bool quiet = false;  // no per-request log line on stderr
 
 private:
@@ -84,6 +90,7 @@ private:
     ServeConfig cfg_;
     speak::SpeakConfig base_;
     int slot_threads_ = 0;
+    int realtime_sessions_ = 0;
     std::unique_ptr<speak::DecodeBatching> batching_;  // --batch on: the shared LLM / TTS contexts
     std::vector<std::unique_ptr<speak::Engines>> slots_;
     AdmissionGate gate_;
@@ -98,6 +105,7 @@ private:
     std::deque<int64_t> run_order_;
     std::map<int64_t, Stream *> live_;               // admitted streams by id (cancel by request; stop() trips them)
     std::mutex log_mu_;
+    std::unique_ptr<Realtime> realtime_;  // /v1/realtime; null when off
     std::unique_ptr<AgentCheck> agent_;  // last: it reads gate_ and stopping_, so it goes first
 };
 

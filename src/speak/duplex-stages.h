@@ -38,6 +38,14 @@ struct DuplexShared {
     int tts_calls = 0;
     int audio_turn = 0;
     int last_text_frame = -1;  // written by tts: the frame of the latest text message
+    // The reply (speak turn) each frame's messages belong to, -1 = none: written by the LLM
+    // stage before it hands the frame's messages on, read by the later stages after.
+    std::vector<int> reply_of_frame;
+    int reply_of(const pipe::Item &i) const {
+        const int f = frame_of(i);
+        return f >= 0 && static_cast<size_t>(f) < reply_of_frame.size() ? reply_of_frame[static_cast<size_t>(f)] : -1;
+    }
+    bool reply_cancelled(const pipe::Item &i) const { return cfg.replies && cfg.replies->cancelled(reply_of(i)); }
     double now() const { return clock.now_ms() - t0; }
 
     // The test hooks, on the stage's thread.
@@ -56,9 +64,8 @@ struct DuplexStages {
     std::vector<pipe::Stage *> list() const;
 };
 
-// The session's stages on `e`'s engines (threads from s.cfg); `frames` and `s` must outlive
+// The session's stages on `e`'s engines (threads from s.cfg); `source` and `s` must outlive
 // them. `schedule`: the forced speak frames (empty = the LLM decides).
-DuplexStages make_duplex_stages(DuplexShared &s, DuplexEngines &e, const std::vector<std::vector<float>> &frames,
-                                std::vector<FrameRange> schedule);
+DuplexStages make_duplex_stages(DuplexShared &s, DuplexEngines &e, FrameSource &source, std::vector<FrameRange> schedule);
 
 }  // namespace rtf::speak

@@ -189,14 +189,23 @@ std::vector<std::vector<float>> input_frames(const DuplexConfig &cfg, const apm:
 
 DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::vector<std::vector<float>> &frames) {
     if (frames.empty()) throw_usage("duplex: no frames to push (an empty input and --frames 0)");
+    for (const auto &f : frames)
+        if (f.empty()) throw_usage("duplex: frame of no samples");
+    RecordingFrames source(frames);
+    return run_duplex(e, cfg, source);
+}
+
+DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, FrameSource &source) {
+    if (source.capacity() == 0) throw_usage("duplex: no frames to push (an empty input and --frames 0)");
     prof::Clock &clock = prof::default_clock();
     DuplexShared s(cfg, clock);
-    s.frames.resize(frames.size());
+    s.frames.resize(source.capacity());
+    s.reply_of_frame.assign(source.capacity(), -1);
     s.busy.assign(std::size(kDuplexStages), 0.0);
     const std::vector<FrameRange> schedule =
         cfg.speak_frames.empty() ? std::vector<FrameRange>{} : parse_frame_ranges(cfg.speak_frames, "--speak-frames");
 
-    DuplexStages stages = make_duplex_stages(s, e, frames, schedule);
+    DuplexStages stages = make_duplex_stages(s, e, source, schedule);
 
     pipe::PipelineConfig pc;
     pc.depths = {cfg.encoder_queue_cap, cfg.prefill_queue_cap, cfg.tts_queue_cap, cfg.t2w_queue_cap};
@@ -212,11 +221,10 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
         r.frame = frame_of(c);
         if (r.is_final) ++s.audio_turn;
         s.chunks.push_back(r);
+        if (cfg.observer) cfg.observer->on_audio(r, s.reply_of(c), c.pcm);
     };
 
     DuplexResult res;
-    for (const auto &f : frames)
-        if (f.empty()) throw_usage("duplex: frame of no samples");
     try {
         pipe::RunResult rr = pipe::run_pipeline(stages.list(), pipe::Item{}, sink, pc);
         res.cancelled = rr.cancelled;
@@ -235,6 +243,9 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::ve
     // Frames pushed but never done end at the stop: failed, with the time they waited.
     for (auto &f : s.frames)
         if (f.pushed && !f.done) f.t_done_ms = std::max(f.t_push_ms, res.session_ms);
+    // A live source that ended early leaves frames never pushed: the timeline holds the pushed ones.
+    if (!source.paced())
+        while (!s.frames.empty() && !s.frames.back().pushed) s.frames.pop_back();
     res.frames = std::move(s.frames);
     res.chunks = std::move(s.chunks);
     res.tts_calls = s.tts_calls;

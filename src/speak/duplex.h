@@ -13,9 +13,12 @@
 //   nlohmann::json doc = to_json(r);                    // frames[] + audio_chunks[] (§5.1)
 //
 // Stages, each on its own worker thread (pipeline/pipeline.h), with the reference's queues:
-//   input  (source)  pushes frame i at t0 + i * interval: absolute deadlines, so a late push
-//                    does not shift the later ones; t_push_ms is taken when the frame is
-//                    handed on (a full encoder queue blocks it, as the reference's producer)
+//   input  (source)  a recording (RecordingFrames) pushes frame i at t0 + i * interval:
+//                    absolute deadlines, so a late push does not shift the later ones; a live
+//                    stream (LiveFrames, rtf serve's /v1/realtime) pushes each frame as soon as
+//                    it is complete, until the stream ends (duplex-source.h); t_push_ms is
+//                    taken when the frame is handed on (a full encoder queue blocks it, as the
+//                    reference's producer)
 //   -> q1 encoder queue, cap 16 (ENCODER_QUEUE_CAP)
 //   apm              ApmEncoder (streaming cache over the session): 10 rows per frame
 //   -> q2 prefill queue, cap 30 (the reference's intended PREFILL_QUEUE_CAP; its own is in
@@ -40,7 +43,9 @@
 // `failed_stage` set (frames pushed but not done have ok = false), it does not throw.
 // Test hooks (DuplexConfig::fail_* / delay_*): a stage throws at a frame, or sleeps per frame.
 // Thread-safety: one run_duplex() at a time per DuplexEngines.
+#include <atomic>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,6 +60,7 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
 #include "pipeline/cancel.h"
+#include "speak/duplex-source.h"
 #include "speak/kit.h"
 
 namespace rtf::speak {
@@ -67,6 +73,43 @@ struct FrameRange {
 // non-negative, ascending, not overlapping).
 std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &flag);
 bool in_ranges(const std::vector<FrameRange> &r, int frame);
+
+struct DuplexFrameRecord;
+struct DuplexChunkRecord;
+
+// Watching a session as it runs (rtf serve's /v1/realtime). Called on the stages' threads:
+// keep it short, do not throw.
+class DuplexObserver {
+public:
+    virtual ~DuplexObserver() = default;
+    // The LLM stage, once frame `frame` is done (its decision, text, timings); `reply` = the
+    // reply (speak turn, from 0) it belongs to, -1 for a listening frame.
+    virtual void on_frame(int /*frame*/, const DuplexFrameRecord & /*rec*/, int /*reply*/) {}
+    // The sink, per audio chunk in order (24 kHz); `reply` = the reply the audio belongs to.
+    // A chunk with rec.is_final ends that reply's audio (it may hold no samples).
+    virtual void on_audio(const DuplexChunkRecord & /*rec*/, int /*reply*/, std::span<const float> /*pcm*/) {}
+};
+
+// Barge-in: cancelling the reply being spoken. cancel_current() marks the latest reply
+// cancelled; from then on the LLM listens (a forced schedule's range is skipped to its end; a
+// sampled decision is overridden for one frame), the TTS feeds none of that reply's text, and
+// Token2Wav renders none of its codes (its turn end resets the stream), so at most the chunk
+// already made reaches the sink. Replies are numbered from 0 by the LLM stage. Thread-safe.
+class DuplexReplyControl {
+public:
+    int cancel_current() {
+        const int c = current_.load();
+        int prev = cancelled_.load();
+        while (c > prev && !cancelled_.compare_exchange_weak(prev, c)) {}
+        return c;
+    }
+    int current() const { return current_.load(); }      // the latest reply begun; -1 = none
+    bool cancelled(int reply) const { return reply >= 0 && reply <= cancelled_.load(); }
+    void begin(int reply) { current_.store(reply); }     // the LLM stage
+
+private:
+    std::atomic<int> current_{-1}, cancelled_{-1};
+};
 
 struct DuplexConfig {
     std::string models_dir;          // the kit: LLM, TTS, projector, token2wav, audio encoder
@@ -96,6 +139,8 @@ struct DuplexConfig {
     t2w::T2wConfig t2w;
     apm::ApmConfig apm;
     pipe::CancelToken *cancel = nullptr;  // optional (Ctrl-C): a cancelled run is partial
+    DuplexObserver *observer = nullptr;   // optional: events as the session runs
+    DuplexReplyControl *replies = nullptr;  // optional: barge-in (cancel the reply speaking)
 
     // Test hooks: stage `fail_stage` ("input", "apm", "llm", "tts", "t2w") throws when it
     // handles frame `fail_frame`; stage `delay_stage` sleeps `delay_ms` per frame it handles.
@@ -171,6 +216,8 @@ struct DuplexResult {
 // Runs one session over `frames` (16 kHz, frame_ms each). Never throws for a stage failure
 // (see the header comment); throws rtf::Error(Usage) for frames that are empty.
 DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, const std::vector<std::vector<float>> &frames);
+// The same over any source (duplex-source.h): a live one ends the session when it ends.
+DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, FrameSource &source);
 
 // The stage whose busy time is the largest share of the session (the binding stage), "" if none.
 std::string binding_stage(const DuplexResult &r);
