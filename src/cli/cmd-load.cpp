@@ -10,6 +10,9 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "report/report.h"
+#include "bench/duplex-analysis.h"
+#include "profile/stats.h"
+#include "serve/load-duplex.h"
 #include "serve/load-gen.h"
 
 namespace rtf::cli {
@@ -26,6 +29,11 @@ struct LoadCmd {
     double min_real_time = 0.99;
     int max_concurrency = 16;
     bool quiet = false;
+    // --duplex: sessions against /v1/realtime (serve/load-duplex.h)
+    bool duplex = false;
+    serve::DuplexLoadConfig d;
+    double max_gap_ms = 0;
+    CLI::Option *input_opt = nullptr;
 };
 
 void write_outputs(const nlohmann::json &doc, const LoadCmd &o) {
@@ -49,7 +57,115 @@ void print_summary(const serve::LoadResult &r, std::ostream &os) {
        << "throughput: " << fmt(r.audio_s_per_wall_s, 3) << " audio-seconds per wall-second over " << fmt(r.wall_s, 1) << " s\n";
 }
 
+// One run of N duplex sessions, each judged by the duplex analyzer on its own timeline:
+// {"sessions": [...], "analysis": [...], "summary": {...}, "pass": all sessions passed}.
+nlohmann::json duplex_level(const LoadCmd &o, int n, const serve::LoadProgress &progress) {
+    serve::DuplexLoadConfig d = o.d;
+    d.sessions = n;
+    serve::DuplexLoadResult r = serve::run_duplex_load(d, progress);
+    bench::DuplexOptions opt;
+    opt.startup_buffer_ms = o.c.startup_buffer_ms;
+    opt.max_gap_ms = o.max_gap_ms;
+    nlohmann::json analyses = nlohmann::json::array();
+    std::vector<double> dec, first, tts_rtf, gap, client_first;
+    int n_pass = 0;
+    for (const auto &s : r.sessions) {
+        if (!s.ended) {
+            analyses.push_back(nullptr);
+            continue;
+        }
+        bench::DuplexAnalysis a = bench::analyze_duplex(s.timeline, opt);
+        if (a.verdict == bench::DuplexVerdict::Pass) ++n_pass;
+        dec.push_back(a.decision_p95_ms);
+        first.push_back(a.first_audio_e2e_p95_ms);
+        tts_rtf.push_back(a.tts_rtf_max);
+        double g = 0;
+        for (const auto &p : a.pairs) g = std::max(g, p.max_gap_ms);
+        gap.push_back(g);
+        for (double x : s.first_audio_ms) client_first.push_back(x);
+        analyses.push_back(bench::to_json(a));
+    }
+    nlohmann::json doc = r.to_json();
+    doc["analysis"] = analyses;
+    doc["summary"] = {{"sessions", n},
+                      {"passed", n_pass},
+                      {"refused", r.n_refused},
+                      {"ended", r.n_ended},
+                      {"decision_p95_ms", prof::to_json(prof::summarize(dec))},
+                      {"first_audio_e2e_p95_ms", prof::to_json(prof::summarize(first))},
+                      {"tts_rtf_max", prof::to_json(prof::summarize(tts_rtf))},
+                      {"worst_gap_ms", prof::to_json(prof::summarize(gap))},
+                      {"client_first_audio_ms", prof::to_json(prof::summarize(client_first))}};
+    doc["pass"] = n_pass == n;
+    return doc;
+}
+
+void print_duplex_level(const nlohmann::json &doc, std::ostream &os) {
+    const auto &a = doc["analysis"];
+    for (size_t i = 0; i < a.size(); ++i) {
+        os << "session " << i << ": ";
+        if (a[i].is_null()) {
+            const auto &s = doc["sessions"][i];
+            os << "NOT ENDED (" << s["status"].get<int>() << ") " << s.value("error", nlohmann::json("")).dump() << "\n";
+            continue;
+        }
+        os << a[i]["verdict"].get<std::string>();
+        for (const auto &c : a[i]["checks"]) os << "  [" << c["state"].get<std::string>() << "] " << c["rule"].get<std::string>();
+        os << "\n";
+    }
+    const auto &s = doc["summary"];
+    auto pp = [](const nlohmann::json &x, int d) {
+        return "p50 " + (x["p50"].is_null() ? std::string("n/a") : fmt(x["p50"].get<double>(), d)) + "  p95 " +
+               (x["p95"].is_null() ? std::string("n/a") : fmt(x["p95"].get<double>(), d));
+    };
+    os << "over sessions: decision P95 ms " << pp(s["decision_p95_ms"], 0) << " | first audio e2e P95 ms "
+       << pp(s["first_audio_e2e_p95_ms"], 0) << " | TTS RTF max " << pp(s["tts_rtf_max"], 2) << " | worst gap ms "
+       << pp(s["worst_gap_ms"], 0) << "\n"
+       << "sessions passing all five checks: " << s["passed"].get<int>() << "/" << s["sessions"].get<int>()
+       << (s["refused"].get<int>() ? " (" + std::to_string(s["refused"].get<int>()) + " refused at the handshake)" : std::string()) << "\n";
+}
+
+int run_duplex_load_cmd(LoadCmd &o) {
+    if (!o.input_opt || o.input_opt->count() == 0) throw_usage("--duplex: give --input, the recording each session streams");
+    o.d.url = o.c.url;
+    o.d.input = o.c.input;
+    o.d.timeout_s = o.c.timeout_s;
+    o.d.validate();
+    serve::LoadProgress progress;
+    if (!o.quiet) progress = [](const std::string &l) { std::cerr << "  " << l << "\n"; };
+    if (o.find_capacity) {
+        // Sessions are long and each level costs a whole session: 1, 2, 3, ... until one fails.
+        nlohmann::json levels = nlohmann::json::array();
+        int capacity = 0;
+        for (int n = 1; n <= o.max_concurrency; ++n) {
+            if (!o.quiet) std::cerr << "level " << n << " session(s) ...\n";
+            nlohmann::json lv = duplex_level(o, n, progress);
+            print_duplex_level(lv, std::cout);
+            const bool pass = lv["pass"].get<bool>();
+            levels.push_back(std::move(lv));
+            if (!pass) break;
+            capacity = n;
+        }
+        nlohmann::json doc = {{"schema", "rtfkit.load-duplex-capacity/1"}, {"capacity", capacity}, {"levels", levels}};
+        write_outputs(doc, o);
+        std::cout << "capacity: " << capacity << " concurrent duplex session(s) all pass the five checks (--max-concurrency "
+                  << o.max_concurrency << ")\n";
+        return capacity > 0 ? 0 : 2;
+    }
+    nlohmann::json doc = duplex_level(o, o.d.sessions, progress);
+    write_outputs(doc, o);
+    print_duplex_level(doc, std::cout);
+    if (doc["summary"]["ended"].get<int>() == 0) {
+        std::cout << "verdict: INCOMPLETE (no session ended)\n";
+        return 3;
+    }
+    const bool pass = doc["pass"].get<bool>();
+    std::cout << "verdict: " << (pass ? "PASS" : "FAIL") << "\n";
+    return pass ? 0 : 2;
+}
+
 int run_load_cmd(LoadCmd &o) {
+    if (o.duplex) return run_duplex_load_cmd(o);
     o.c.duration_s = parse_duration_ms(o.duration, "--duration") / 1000.0;
     // --requests N without --duration: all N, however long they take (up to the 24 h bound).
     if (o.c.requests > 0 && o.duration_opt && o.duration_opt->count() == 0) o.c.duration_s = 86400;
@@ -91,7 +207,8 @@ void add_load_command(CLI::App &app, Action &action) {
                 "Exit 0 ok / 2 targets missed / 3 no stream completed");
     sub->add_option("--url", o->c.url, "Server, http://host:port")->default_str(o->c.url);
     sub->add_option("--path", o->c.path, "Endpoint: /v1/audio/speech or /v1/speak")->default_str(o->c.path);
-    sub->add_option("--input", o->c.input, "Text of every request")->default_str(o->c.input);
+    o->input_opt = sub->add_option("--input", o->c.input, "Text of every request (--duplex: the recording each session streams)")
+                       ->default_str(o->c.input);
     sub->add_option("--prompt", o->c.prompt,
                     "Prompt mode: the LLM answers this prompt in every request (with --path /v1/speak), so its "
                     "token-by-token decode is part of the load");
@@ -117,6 +234,23 @@ void add_load_command(CLI::App &app, Action &action) {
     sub->add_option("--md", o->md_path, "Write the Markdown report to FILE ('-' = stdout)");
     sub->add_option("--html", o->html_path, "Write the HTML report to FILE");
     sub->add_flag("-q,--quiet", o->quiet, "No per-stream lines");
+    sub->add_flag("--duplex", o->duplex,
+                  "Duplex sessions against the server's /v1/realtime WebSocket instead of speech requests: --sessions "
+                  "at once, each streaming --input (a recording) in real time; every session judged by the five checks "
+                  "of rtf duplex-report; --find-capacity: 1, 2, 3, ... sessions until one fails")
+        ->group("duplex");
+    sub->add_option("--sessions", o->d.sessions, "--duplex: concurrent sessions")->default_val(o->d.sessions)->group("duplex");
+    sub->add_option("--frames", o->d.frames, "--duplex: frames per session (0 = the recording's; more = silence after it)")
+        ->default_val(o->d.frames)->group("duplex");
+    sub->add_option("--speak-frames", o->d.speak_frames, "--duplex: forced speak schedule, e.g. 4-12,20-28 (twins: a random "
+                                                         "model's decision is noise)")
+        ->group("duplex");
+    sub->add_option("--chunk-ms", o->d.chunk_ms, "--duplex: audio per message, sent at real-time pace")->default_val(o->d.chunk_ms)->group("duplex");
+    sub->add_option("--stagger-ms", o->d.stagger_ms, "--duplex: session i starts i x this after the first")
+        ->default_val(o->d.stagger_ms)->group("duplex");
+    sub->add_option("--realtime-port", o->d.realtime_port, "--duplex: the WebSocket's port (0 = ask the server's /health)")
+        ->default_val(o->d.realtime_port)->group("duplex");
+    sub->add_option("--max-gap-ms", o->max_gap_ms, "--duplex: largest tolerated playback gap (check [5])")->default_val(o->max_gap_ms)->group("duplex");
     sub->callback([&action, o] { action = [o] { return run_load_cmd(*o); }; });
 }
 

@@ -16,17 +16,6 @@
 
 namespace rtf::serve {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-using nlohmann::json;
-constexpr double kSampleRate = 24000;  // the served PCM (server.h)
-
-struct Target {
-    std::string host;
-    int port = 80;
-};
-
 Target parse_url(const std::string &url) {
     const std::string scheme = "http://";
     if (url.rfind(scheme, 0) != 0) throw_usage("--url: '" + url + "' must start with http:// (e.g. http://127.0.0.1:8080)");
@@ -45,6 +34,12 @@ Target parse_url(const std::string &url) {
     if (t.host.empty()) throw_usage("--url: no host in '" + url + "'");
     return t;
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+constexpr double kSampleRate = 24000;  // the served PCM (server.h)
 
 std::string request_body(const LoadConfig &c) {
     if (!c.prompt.empty()) return json{{"prompt", c.prompt}, {"stream_format", "audio"}, {"response_format", "pcm"}}.dump();

@@ -27,6 +27,14 @@
 
 namespace rtf::serve {
 
+// The server a load generator drives: --url http://host:port.
+struct Target {
+    std::string host;
+    int port = 80;
+};
+// Throws rtf::Error(Usage) naming --url for anything but http://host[:port][/].
+Target parse_url(const std::string &url);
+
 struct LoadConfig {
     std::string url = "http://127.0.0.1:8080";  // http://host:port
     std::string path = "/v1/audio/speech";
