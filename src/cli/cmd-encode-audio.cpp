@@ -29,6 +29,7 @@ namespace {
 struct EncodeAudioCmd {
     std::string models, input, json_path, embeddings_path;
     int threads = 0;  // 0: min(4, hardware threads)
+    std::string weight_type = "file";
     int frame_ms = 1000;
     bool no_streaming = false;
     bool quiet = false;
@@ -49,6 +50,7 @@ int run_encode_audio(EncodeAudioCmd c) {
     apm::ApmConfig cfg;
     cfg.n_threads = c.threads;
     cfg.streaming = !c.no_streaming;
+    cfg.weight_type = c.weight_type;
     cfg.validate();
     // Input first: a missing recording is named before any model is loaded.
     const apm::AudioInput audio = apm::load_audio_16k(c.input);
@@ -56,8 +58,19 @@ int run_encode_audio(EncodeAudioCmd c) {
 
     using clk = std::chrono::steady_clock;
     const auto t_load = clk::now();
-    apm::ApmModel model(apm_path);
+    apm::ApmModel model(apm_path, cfg.weight_type);
     apm::ApmEncoder enc(model, cfg);
+    // Another weight type than the file's: the file's runs beside it (after each frame, not
+    // timed) and the embeddings' SNR against it is the type's fidelity.
+    std::unique_ptr<apm::ApmModel> ref_model;
+    std::unique_ptr<apm::ApmEncoder> ref;
+    if (cfg.weight_type != "file") {
+        ref_model = std::make_unique<apm::ApmModel>(apm_path);
+        apm::ApmConfig rc = cfg;
+        rc.weight_type = "file";
+        ref = std::make_unique<apm::ApmEncoder>(*ref_model, rc);
+    }
+    double sig = 0.0, err = 0.0;
     const double load_ms = std::chrono::duration<double, std::milli>(clk::now() - t_load).count();
     const auto &hp = model.hparams();
 
@@ -98,6 +111,13 @@ int run_encode_audio(EncodeAudioCmd c) {
             else ss += static_cast<double>(v) * v;
         }
         n_nonfinite += bad;
+        if (ref) {
+            const apm::ApmOutput r = ref->encode_pcm(frames[i]);
+            for (size_t k = 0; k < std::min(r.data.size(), out.data.size()); ++k) {
+                sig += static_cast<double>(r.data[k]) * r.data[k];
+                err += static_cast<double>(r.data[k] - out.data[k]) * (r.data[k] - out.data[k]);
+            }
+        }
         if (emb && std::fwrite(out.data.data(), sizeof(float), out.data.size(), emb) != out.data.size())
             throw_setup("--embeddings " + c.embeddings_path + ": write failed (disk full?)");
         const double rms = out.data.empty() ? 0.0 : std::sqrt(ss / static_cast<double>(out.data.size()));
@@ -138,6 +158,10 @@ int run_encode_audio(EncodeAudioCmd c) {
                     human_bytes(static_cast<double>(enc.compute_bytes())).c_str());
         if (n_nonfinite) std::printf("INVALID: %zu embedding values are not finite\n", n_nonfinite);
     }
+    const double snr_db = ref ? (err > 0 ? 10.0 * std::log10(sig / err) : 999.0) : 0.0;
+    if (ref && !c.quiet)
+        std::printf("weight type %s: embeddings SNR %.1f dB vs the file's weights (same frames, same cache history)\n",
+                    cfg.weight_type.c_str(), snr_db);
     if (!c.json_path.empty()) {
         nlohmann::json j = {
             {"schema", "rtfkit.encode-audio/1"},
@@ -148,7 +172,8 @@ int run_encode_audio(EncodeAudioCmd c) {
                        {"n_ff", hp.n_ff}, {"n_mel", hp.n_mel}, {"n_ctx", hp.n_ctx}, {"n_proj", hp.n_proj},
                        {"n_out", hp.n_out}, {"weight_bytes", model.weight_bytes()}}},
             {"config", {{"threads", c.threads}, {"frame_ms", c.frame_ms}, {"streaming", cfg.streaming},
-                        {"kv_type", ggml_type_name(cfg.kv_type)}}},
+                        {"kv_type", ggml_type_name(cfg.kv_type)}, {"weight_type", cfg.weight_type}}},
+            {"fidelity", ref ? nlohmann::json{{"vs", "file"}, {"embeddings_snr_db", snr_db}} : nlohmann::json(nullptr)},
             {"frames", jframes},
             {"embeddings", c.embeddings_path.empty() ? nlohmann::json(nullptr)
                                                      : nlohmann::json{{"path", c.embeddings_path},
@@ -179,6 +204,10 @@ void add_encode_audio_command(CLI::App &app, Action &action) {
                     "ggml CPU threads of the encoder graph (default 0 = min(4, CPUs); on a busy machine fewer threads "
                     "than cores avoid ggml's spinning barriers)")
         ->default_val(c->threads);
+    sub->add_option("--weight-type", c->weight_type,
+                    "The encoder's matrices at load: file (the kit's F16), f16, bf16, q8_0, q4_0; another than file also "
+                    "runs the file's weights beside it and prints the embeddings' SNR against them")
+        ->check(CLI::IsMember(apm::apm_weight_types()))->default_str(c->weight_type);
     sub->add_option("--frame-ms", c->frame_ms, "Frame length, ms (a duplex client sends 1000)")->default_val(c->frame_ms);
     sub->add_flag("--no-streaming", c->no_streaming,
                   "Every frame from an empty cache (default: each frame attends to the earlier ones, up to 30 s)");

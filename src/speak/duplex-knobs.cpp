@@ -114,6 +114,11 @@ std::vector<DuplexKnobDef> make_table() {
                  lm::weight_types(), false, true,
                  [](DuplexConfig &c, const std::string &v) { c.llm.placement.weight_type = knob_one_of("llm-weight-type", v, lm::weight_types()); },
                  [](const DuplexConfig &c) { return c.llm.placement.weight_type; }});
+    t.push_back({"apm-weight-type", {}, "",
+                 "Weight type of the audio encoder's matrices (blocks and projector; converted at load; file = the kit's F16)",
+                 apm::apm_weight_types(), false, true,
+                 [](DuplexConfig &c, const std::string &v) { c.apm.weight_type = knob_one_of("apm-weight-type", v, apm::apm_weight_types()); },
+                 [](const DuplexConfig &c) { return c.apm.weight_type; }});
     t.push_back({"tts-weight-type", {}, "", "Weight type of the TTS's matrices (as rtf speak's)", lm::weight_types(), false, true,
                  [](DuplexConfig &c, const std::string &v) { c.tts.placement.weight_type = knob_one_of("tts-weight-type", v, lm::weight_types()); },
                  [](const DuplexConfig &c) { return c.tts.placement.weight_type; }});

@@ -128,7 +128,7 @@ nlohmann::json DuplexConfig::to_json() const {
             {"llm", llm.to_json()},
             {"tts", tts.to_json()},
             {"t2w", t2w.to_json()},
-            {"apm", {{"n_threads", apm.n_threads}, {"streaming", apm.streaming}}}};
+            {"apm", {{"n_threads", apm.n_threads}, {"streaming", apm.streaming}, {"weight_type", apm.weight_type}}}};
 }
 
 int duplex_twin_text_cap(const DuplexConfig &cfg, bool kit_is_twin) {
@@ -150,7 +150,7 @@ std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg) {
     cfg.apm.validate();
 
     auto t0 = Clock::now();
-    e->apm_model = std::make_unique<apm::ApmModel>(e->apm_path);
+    e->apm_model = std::make_unique<apm::ApmModel>(e->apm_path, cfg.apm.weight_type);
     e->apm = std::make_unique<apm::ApmEncoder>(*e->apm_model, cfg.apm);
     e->apm->encode_pcm(std::vector<float>(static_cast<size_t>(apm::kSampleRate), 0.0f));  // first touch
     e->apm->reset();

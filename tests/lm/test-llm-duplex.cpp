@@ -32,6 +32,7 @@ protected:
     static void TearDownTestSuite() { scratch_.reset(); }
     static lm::DuplexLlmConfig llm_config() {
         lm::DuplexLlmConfig c;
+        c.fuse_passes = false;  // the reference's call structure: the position counts below are its
         c.model_path = model_;
         c.placement.n_threads = 1;
         c.placement.n_threads_batch = 1;
@@ -275,4 +276,48 @@ TEST_F(LlmDuplex, ContextSlideKeepsTheSessionGoing) {
     EXPECT_EQ(llm.n_past(), 0);
     c.keep_tokens = 64;  // >= n_ctx / 2
     EXPECT_THROW(c.validate(), Error);
+}
+
+// fuse_passes (the default): the same session in fewer passes. Forced listen, forced speak and
+// greedy sampled frames give the same decisions and text tokens as the reference's one-decode-
+// per-token structure, hidden rows equal up to the batches' rounding, and each frame's KV grows
+// by the same positions once the deferred closing tokens are counted.
+TEST_F(LlmDuplex, FusedPassesKeepTheSession) {
+    auto run = [&](bool fuse) {
+        auto c = llm_config();
+        c.fuse_passes = fuse;
+        c.greedy = true;
+        c.text_cap = 4;
+        lm::DuplexLlm llm(c);
+        llm.begin_session();
+        const auto in = rows(llm.n_embd());
+        std::vector<lm::DuplexFrameResult> out;
+        // 3 force_listen, forced speak x2, forced listen, then the model decides twice
+        const std::vector<std::optional<bool>> plan = {true, true, true, true, true, false, std::nullopt, std::nullopt};
+        for (const auto &f : plan) out.push_back(llm.frame(in.data(), 10, f, [](lm::DuplexMessage &&) {}));
+        return out;
+    };
+    const auto a = run(false), b = run(true);
+    ASSERT_EQ(a.size(), b.size());
+    int fused = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].is_speak, b[i].is_speak) << "frame " << i;
+        EXPECT_EQ(a[i].ids, b[i].ids) << "frame " << i;
+        EXPECT_EQ(a[i].end, b[i].end) << "frame " << i;
+        ASSERT_EQ(a[i].hidden.size(), b[i].hidden.size());
+        double sig = 0, err = 0;
+        for (size_t k = 0; k < a[i].hidden.size(); ++k) {
+            sig += static_cast<double>(a[i].hidden[k]) * a[i].hidden[k];
+            err += static_cast<double>(a[i].hidden[k] - b[i].hidden[k]) * (a[i].hidden[k] - b[i].hidden[k]);
+        }
+        if (sig > 0) {
+            EXPECT_GT(10 * std::log10(sig / std::max(err, 1e-30)), 40.0) << "frame " << i;
+        }
+        fused += b[i].n_fused_rows;
+        EXPECT_EQ(a[i].n_fused_rows, 0);
+    }
+    EXPECT_GT(fused, 0);
+    // After the last frame the unfused KV holds what the fused one has plus its pending closers.
+    EXPECT_GT(a.back().n_past_after, b.back().n_past_after);
+    EXPECT_LE(a.back().n_past_after - b.back().n_past_after, 4);
 }

@@ -1,5 +1,7 @@
 #include "models/apm/apm-encoder.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -24,6 +26,9 @@ constexpr size_t kMaxNodes = 8192;  // ~40 nodes per block; 24 blocks need ~1000
 void ApmConfig::validate() const {
     if (n_threads < 1 || n_threads > 512)
         throw_usage("apm threads: " + std::to_string(n_threads) + " is out of range (1..512)");
+    const auto &wt = apm_weight_types();
+    if (std::find(wt.begin(), wt.end(), weight_type) == wt.end())
+        throw_usage("--apm-weight-type '" + weight_type + "': use file, f16, bf16, q8_0 or q4_0");
     if (kv_type != GGML_TYPE_F16 && kv_type != GGML_TYPE_F32)
         throw_usage(std::string("apm KV cache type: ") + ggml_type_name(kv_type) + " is not supported (f16, f32)");
 }

@@ -45,6 +45,7 @@ struct ApmConfig {
     int n_threads = 4;                  // ggml CPU threads of the encoder graph
     ggml_type kv_type = GGML_TYPE_F16;  // the reference's cache type; F32 for exact tests
     bool streaming = true;              // attend to earlier chunks (the reference's default)
+    std::string weight_type = "file";   // the model's matrices at load (apm_weight_types(); the model's, not the encoder's)
 
     void validate() const;  // throws rtf::Error(Usage) naming the field
 };

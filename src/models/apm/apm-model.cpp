@@ -1,5 +1,6 @@
 #include "models/apm/apm-model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -13,7 +14,50 @@
 
 namespace rtf::apm {
 
-ApmModel::ApmModel(const std::string &path) : path_(path) {
+const std::vector<std::string> &apm_weight_types() {
+    static const std::vector<std::string> v = {"file", "f16", "bf16", "q8_0", "q4_0"};
+    return v;
+}
+
+namespace {
+// The matrices a weight type converts: every product of the blocks and the projector.
+bool is_matrix(const std::string &name) {
+    static const char *ends[] = {"attn.query.weight", "attn.key.weight", "attn.value.weight", "attn.out.weight",
+                                 "mlp.0.weight",      "mlp.2.weight",    "audio_projector.linear1.weight",
+                                 "audio_projector.linear2.weight"};
+    for (const char *e : ends) {
+        const size_t n = std::strlen(e);
+        if (name.size() >= n && name.compare(name.size() - n, n, e) == 0) return true;
+    }
+    return false;
+}
+
+ggml_type type_of(const std::string &wt) {
+    if (wt == "f16") return GGML_TYPE_F16;
+    if (wt == "bf16") return GGML_TYPE_BF16;
+    if (wt == "q8_0") return GGML_TYPE_Q8_0;
+    return GGML_TYPE_Q4_0;
+}
+
+// `src` (n values of type `from`, F16 or F32) as `to`, row by row.
+std::vector<uint8_t> convert(const void *src, ggml_type from, ggml_type to, int64_t n_per_row, int64_t nrows) {
+    std::vector<float> f(static_cast<size_t>(n_per_row * nrows));
+    if (from == GGML_TYPE_F16) ggml_fp16_to_fp32_row(static_cast<const ggml_fp16_t *>(src), f.data(), static_cast<int64_t>(f.size()));
+    else std::memcpy(f.data(), src, f.size() * sizeof(float));
+    std::vector<uint8_t> out(ggml_row_size(to, n_per_row) * static_cast<size_t>(nrows));
+    if (to == GGML_TYPE_F16) ggml_fp32_to_fp16_row(f.data(), reinterpret_cast<ggml_fp16_t *>(out.data()), static_cast<int64_t>(f.size()));
+    else if (to == GGML_TYPE_BF16) ggml_fp32_to_bf16_row(f.data(), reinterpret_cast<ggml_bf16_t *>(out.data()), static_cast<int64_t>(f.size()));
+    else ggml_quantize_chunk(to, f.data(), out.data(), 0, nrows, n_per_row, nullptr);
+    return out;
+}
+}  // namespace
+
+ApmModel::ApmModel(const std::string &path, const std::string &weight_type) : path_(path), weight_type_(weight_type) {
+    {
+        const auto &v = apm_weight_types();
+        if (std::find(v.begin(), v.end(), weight_type) == v.end())
+            throw_usage("--apm-weight-type '" + weight_type + "': use file, f16, bf16, q8_0 or q4_0");
+    }
     gguf::require_layout(path, gguf::Role::apm);
     gguf::MappedGguf f(path);
     const auto &h = f.header();
@@ -47,8 +91,17 @@ ApmModel::ApmModel(const std::string &path) : path_(path) {
     ctx_ = ggml_init(ip);
     if (!ctx_) throw_setup(path + ": cannot create the weight context");
     std::map<std::string, ggml_tensor *> by_name;
+    std::map<std::string, ggml_type> stored;  // converted tensors: the file's type
     for (const auto &t : h.tensors()) {
-        ggml_tensor *x = ggml_new_tensor(ctx_, t.type, gguf::shape_dims(t.ne), t.ne.data());
+        ggml_type type = t.type;
+        if (weight_type != "file" && is_matrix(t.name) && (t.type == GGML_TYPE_F16 || t.type == GGML_TYPE_F32)) {
+            const ggml_type want = type_of(weight_type);
+            if (t.ne[0] % ggml_blck_size(want) == 0 && want != t.type) {
+                stored[t.name] = t.type;
+                type = want;
+            }
+        }
+        ggml_tensor *x = ggml_new_tensor(ctx_, type, gguf::shape_dims(t.ne), t.ne.data());
         ggml_set_name(x, t.name.c_str());
         by_name[t.name] = x;
     }
@@ -56,7 +109,12 @@ ApmModel::ApmModel(const std::string &path) : path_(path) {
     if (!buf_) throw_setup(path + ": cannot allocate the audio encoder's weights");
     for (auto &[name, x] : by_name) {
         const auto m = f.require(name, {});
-        ggml_backend_tensor_set(x, m.data, 0, m.nbytes);
+        if (auto it = stored.find(name); it != stored.end()) {
+            const auto out = convert(m.data, it->second, x->type, x->ne[0], ggml_nrows(x));
+            ggml_backend_tensor_set(x, out.data(), 0, out.size());
+        } else {
+            ggml_backend_tensor_set(x, m.data, 0, m.nbytes);
+        }
     }
     auto get = [&](const std::string &name) { return by_name.at(name); };  // presence checked by the layout
     w_.conv1_w = get("encoder.conv1.weight");

@@ -58,9 +58,16 @@ struct ApmWeights {
     ggml_tensor *proj2_w = nullptr, *proj2_b = nullptr;  // [n_proj, n_out], [n_out]
 };
 
+// The audio encoder's weight types (ApmConfig::weight_type): "file" keeps the file's (F16);
+// the others convert the matrices of the blocks and the projector at load (the convolutions,
+// norms and biases stay as stored). bf16 runs ggml's bf16 dot products, q8_0 / q4_0 its int8
+// ones (the activations quantised per block): fewer bytes and, on VNNI, faster arithmetic.
+const std::vector<std::string> &apm_weight_types();
+
 class ApmModel {
 public:
-    explicit ApmModel(const std::string &path);
+    // `weight_type`: one of apm_weight_types(); throws rtf::Error(Usage) for another.
+    explicit ApmModel(const std::string &path, const std::string &weight_type = "file");
     ~ApmModel();
     ApmModel(const ApmModel &) = delete;
     ApmModel &operator=(const ApmModel &) = delete;
@@ -70,9 +77,11 @@ public:
     const ApmWeights &weights() const noexcept { return w_; }
     const std::vector<float> &filters() const noexcept { return filters_; }  // [n_mel][201]
     size_t weight_bytes() const;
+    const std::string &weight_type() const noexcept { return weight_type_; }
 
 private:
     std::string path_;
+    std::string weight_type_;
     ApmHparams hp_;
     ApmWeights w_;
     std::vector<float> filters_;

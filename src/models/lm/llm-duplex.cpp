@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -99,6 +100,7 @@ nlohmann::json DuplexLlmConfig::to_json() const {
             {"force_listen_count", force_listen_count},
             {"forced_speak_tokens", forced_speak_tokens},
             {"text_cap", text_cap},
+            {"fuse_passes", fuse_passes},
             {"listen_prob_scale", listen_prob_scale},
             {"length_penalty", length_penalty},
             {"greedy", greedy},
@@ -127,6 +129,8 @@ struct DuplexLlm::Impl {
     int n_embd = 0, n_ctx = 0, n_batch = 0, n_vocab = 0;
     DuplexTokens tok;
     std::vector<float> unit_rows;      // unit_open.size() x n_embd
+    std::map<int32_t, std::vector<float>> rows_of;  // fuse_passes: the embedding row of each token that may be deferred
+    std::vector<int32_t> pending;      // fuse_passes: tokens fed at the head of the next prefill
     std::vector<int32_t> eog;          // end-of-generation ids (masked in forced speak frames)
     std::vector<llama_token_data> cur;  // sampling candidates
     int pos = 0;
@@ -282,6 +286,15 @@ DuplexLlm::DuplexLlm(const DuplexLlmConfig &cfg) : p_(std::make_unique<Impl>()),
     p.tok.unit_close = tokenize_special(p.vocab, "</unit>");
     if (p.tok.unit_open.empty() || p.tok.unit_close.empty()) throw_setup(cfg_.model_path + ": '<unit>' tokenises to nothing");
     p.unit_rows = token_rows(cfg_.model_path, p.tok.unit_open, p.n_embd);
+    if (cfg_.fuse_passes) {
+        std::vector<int32_t> ids = p.tok.unit_close;
+        for (int32_t t : {p.tok.speak, p.tok.listen, p.tok.chunk_eos, p.tok.chunk_tts_eos})
+            if (t >= 0) ids.push_back(t);
+        const std::vector<float> all = token_rows(cfg_.model_path, ids, p.n_embd);
+        for (size_t i = 0; i < ids.size(); ++i)
+            p.rows_of[ids[i]].assign(all.begin() + static_cast<std::ptrdiff_t>(i * static_cast<size_t>(p.n_embd)),
+                                     all.begin() + static_cast<std::ptrdiff_t>((i + 1) * static_cast<size_t>(p.n_embd)));
+    }
     for (int i = 0; i < p.n_vocab; ++i)
         if (llama_vocab_is_eog(p.vocab, i)) p.eog.push_back(i);
     load_ms_ = ms_since(t0);
@@ -313,6 +326,7 @@ void DuplexLlm::begin_session() {
     p.keep = cfg_.keep_tokens;
     p.slides = 0;
     p.discarded = 0;
+    p.pending.clear();
 }
 
 void DuplexLlm::warm() {
@@ -341,15 +355,33 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
     r.n_past_before = p.pos;
     const int discarded_before = p.discarded;
 
-    // 1. prefill: <unit> rows + the audio rows in one embedding batch
+    // 1. prefill: <unit> rows + the audio rows in one embedding batch; with fuse_passes led by
+    // the previous frame's closing tokens and ended by a forced decision.
+    const bool fuse = cfg_.fuse_passes;
+    const bool decides = r.frame >= cfg_.force_listen_count;
+    int32_t fused_decision = -1;
+    if (fuse && decides && forced) fused_decision = *forced ? p.tok.speak : p.tok.listen;
+    std::vector<int32_t> lead;
+    lead.swap(p.pending);
     const int n_unit = static_cast<int>(p.tok.unit_open.size());
-    std::vector<float> all(static_cast<size_t>(n_unit + n_rows) * static_cast<size_t>(p.n_embd));
-    std::copy(p.unit_rows.begin(), p.unit_rows.end(), all.begin());
-    std::memcpy(all.data() + static_cast<size_t>(n_unit) * static_cast<size_t>(p.n_embd), rows,
-                static_cast<size_t>(n_rows) * static_cast<size_t>(p.n_embd) * sizeof(float));
+    const int n_lead = static_cast<int>(lead.size()), n_tail = fused_decision >= 0 ? 1 : 0;
+    const size_t d = static_cast<size_t>(p.n_embd);
+    std::vector<float> all(static_cast<size_t>(n_lead + n_unit + n_rows + n_tail) * d);
+    float *w = all.data();
+    for (int32_t t : lead) w = std::copy(p.rows_of.at(t).begin(), p.rows_of.at(t).end(), w);
+    w = std::copy(p.unit_rows.begin(), p.unit_rows.end(), w);
+    std::memcpy(w, rows, static_cast<size_t>(n_rows) * d * sizeof(float));
+    w += static_cast<size_t>(n_rows) * d;
+    if (n_tail) std::copy(p.rows_of.at(fused_decision).begin(), p.rows_of.at(fused_decision).end(), w);
     r.n_prefill_rows = n_unit + n_rows;
+    r.n_fused_rows = n_lead + n_tail;
+    // A token that needs no logits of its own: fed now, or (fuse_passes) at the next prefill.
+    auto feed_later = [&](const int32_t *t, int n, const char *what) {
+        if (fuse) p.pending.insert(p.pending.end(), t, t + n);
+        else p.decode_tokens(t, n, what);
+    };
     auto t0 = Clock::now();
-    p.decode_rows(all.data(), r.n_prefill_rows, "frame prefill");
+    p.decode_rows(all.data(), n_lead + n_unit + n_rows + n_tail, "frame prefill");
     r.prefill_ms = ms_since(t0);
 
     std::vector<int32_t> pend_ids;
@@ -383,14 +415,14 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
             r.is_speak = *forced;
             const int32_t t = r.is_speak ? p.tok.speak : p.tok.listen;
             if (t >= 0) {
-                p.decode_tokens(&t, 1, "decision");
+                if (t != fused_decision) p.decode_tokens(&t, 1, "decision");  // fused: it ended the prefill
                 r.decision = p.text_of(t, true);
             }
         } else {
             first = p.sample(cfg_, false);
             r.decision = p.text_of(first, true);
             r.is_speak = first != p.tok.listen;
-            if (!r.is_speak) p.decode_tokens(&first, 1, "decision");
+            if (!r.is_speak) feed_later(&first, 1, "decision");
         }
         if (!r.is_speak) {
             listen();
@@ -402,7 +434,7 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
             const int limit = r.forced ? cfg_.forced_speak_tokens : capped ? cfg_.text_cap : cfg_.max_speak_tokens;
             auto consume = [&](int32_t t) -> bool {
                 if (t == p.tok.listen || t == p.tok.chunk_eos || t == p.tok.chunk_tts_eos) {
-                    p.decode_tokens(&t, 1, "end token");
+                    feed_later(&t, 1, "end token");
                     r.end = t == p.tok.listen ? "listen" : t == p.tok.chunk_eos ? "chunk_eos" : "chunk_tts_eos";
                     if (t == p.tok.listen) r.end_of_turn = true;
                     return true;
@@ -421,7 +453,7 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
                         send(false, false);
                 }
                 if (static_cast<int>(r.ids.size()) >= limit) {
-                    if (p.tok.chunk_eos >= 0) p.decode_tokens(&p.tok.chunk_eos, 1, "chunk end");
+                    if (p.tok.chunk_eos >= 0) feed_later(&p.tok.chunk_eos, 1, "chunk end");
                     r.end = capped ? "twin_text_cap" : limit == cfg_.max_speak_tokens ? "budget" : "forced";
                     return true;
                 }
@@ -445,7 +477,7 @@ DuplexFrameResult DuplexLlm::frame(const float *rows, int n_rows, std::optional<
 
     // 6. </unit>
     t0 = Clock::now();
-    p.decode_tokens(p.tok.unit_close.data(), static_cast<int>(p.tok.unit_close.size()), "</unit>");
+    feed_later(p.tok.unit_close.data(), static_cast<int>(p.tok.unit_close.size()), "</unit>");
     r.unit_end_ms = ms_since(t0);
     r.n_past_after = p.pos;
     r.n_discarded = p.discarded - discarded_before;

@@ -87,6 +87,16 @@ struct DuplexLlmConfig {
     // real model speaking ~3 words/s writes ~4-6 per 1 s unit (speak/duplex.h,
     // DuplexConfig::twin_text_rate, sets it on twin kits only). Forced frames ignore it.
     int text_cap = 0;
+    // Fewer passes over the weights per frame, the same sequence in the KV cache: tokens that
+    // need no logits of their own are fed in the next pass instead of one pass each — a forced
+    // decision rides in the frame's prefill, and the frame's closing tokens (an end token,
+    // `<|chunk_eos|>`, `</unit>`) lead the next frame's prefill. A listening frame costs one
+    // pass instead of two or three, a speaking one 1 + its text tokens instead of 4 + them.
+    // The math differs only by the batch's rounding (causal attention: a token attends to the
+    // same positions in either pass). Off = the reference's call structure (one decode each);
+    // then n_past_after counts the closing tokens too (with it on they are pending until the
+    // next frame, and a session's last ones are never fed).
+    bool fuse_passes = true;
     float listen_prob_scale = 1.0f;  // logit[<|listen|>] += 2 (scale - 1); 1 = no edit
     float length_penalty = 1.0f;     // <|turn_eos|> logit / penalty if > 0, else * penalty; 1 = no edit
     bool greedy = false;          // argmax; else top-k / top-p / min-p / temperature + seeded dist
@@ -131,7 +141,8 @@ struct DuplexFrameResult {
     int n_discarded = 0;          // positions the context slide dropped during this frame (0 = none)
     double prefill_ms = 0;        // the frame's embedding prefill (llama_decode)
     double decode_ms = 0;         // decision + text: single-token decodes and sampling
-    double unit_end_ms = 0;       // `</unit>` evaluation
+    double unit_end_ms = 0;       // `</unit>` evaluation (0 with fuse_passes: it leads the next prefill)
+    int n_fused_rows = 0;         // rows of other tokens in the prefill pass (fuse_passes): the last frame's closing ones, a forced decision
 };
 
 // The special tokens a duplex turn uses, resolved by text at load; -1 = the vocabulary lacks it.
