@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/parse.h"
+#include "core/topology.h"
 #include "models/lm/placement.h"
 #include "models/t2w/t2w-config.h"
 #include "pipeline/pipeline.h"
@@ -20,6 +21,15 @@ DuplexKnobDef int_knob(std::string name, std::vector<std::string> aliases, std::
     return {std::move(name), std::move(aliases), std::move(unit), std::move(help), {}, false, false,
             [flag, lo, hi, field](DuplexConfig &c, const std::string &v) { c.*field = static_cast<int>(parse_int(v, flag, lo, hi)); },
             [field](const DuplexConfig &c) { return std::to_string(c.*field); }};
+}
+
+// A CPU-set knob stored in `field` ("" = no binding).
+DuplexKnobDef cpus_knob(const std::string &stage, std::vector<int> DuplexConfig::*field) {
+    const std::string name = stage + "-cpus", flag = "--" + name;
+    return {name, {}, "cpus", "CPU set of the " + stage + " stage thread and its compute threads, e.g. 0 or 0-1 (\"\" = unbound)", {},
+            false, false,
+            [flag, field](DuplexConfig &c, const std::string &v) { c.*field = v.empty() ? std::vector<int>{} : parse_int_list(v, flag); },
+            [field](const DuplexConfig &c) { return format_pu_list(c.*field); }};
 }
 
 std::vector<DuplexKnobDef> make_table() {
@@ -81,6 +91,9 @@ std::vector<DuplexKnobDef> make_table() {
                          &DuplexConfig::t2w_threads_voc));
     t.push_back(int_knob("apm-threads", {}, "threads", "Threads of the audio encoder (0 = --threads)", 0, 256,
                          &DuplexConfig::apm_threads));
+    for (auto [stage, field] : {std::pair{"apm", &DuplexConfig::apm_cpus}, std::pair{"llm", &DuplexConfig::llm_cpus},
+                                std::pair{"tts", &DuplexConfig::tts_cpus}, std::pair{"t2w", &DuplexConfig::t2w_cpus}})
+        t.push_back(cpus_knob(stage, field));
     // ---- queues: d1 / d2 as in speak; the two input queues duplex alone has
     t.push_back(int_knob("encoder-queue-cap", {}, "items", "Frames waiting for the audio encoder (the reference's 16)", 1,
                          kDepth, &DuplexConfig::encoder_queue_cap));

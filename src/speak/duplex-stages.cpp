@@ -16,10 +16,11 @@ namespace rtf::speak {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-pipe::StageSpec stage_spec(const char *name, int threads = 1) {
+pipe::StageSpec stage_spec(const char *name, int threads = 1, std::vector<int> cpus = {}) {
     pipe::StageSpec s;
     s.name = name;
     s.n_threads = threads;
+    s.cpus = std::move(cpus);
     s.device = "CPU";
     return s;
 }
@@ -62,7 +63,7 @@ private:
 
 class ApmStage : public pipe::Stage {
 public:
-    ApmStage(DuplexShared &s, apm::ApmEncoder &enc, int threads) : Stage(stage_spec("apm", threads)), s_(s), enc_(enc) {}
+    ApmStage(DuplexShared &s, apm::ApmEncoder &enc, int threads) : Stage(stage_spec("apm", threads, s.cfg.apm_cpus)), s_(s), enc_(enc) {}
     void begin(pipe::StageContext &ctx) override {
         ctx_ = &ctx;
         enc_.reset();  // a new stream
@@ -94,7 +95,7 @@ private:
 class DuplexLlmStage : public pipe::Stage {
 public:
     DuplexLlmStage(DuplexShared &s, lm::DuplexLlm &llm, int threads, std::vector<FrameRange> schedule)
-        : Stage(stage_spec("llm", threads)), s_(s), llm_(llm), schedule_(std::move(schedule)) {}
+        : Stage(stage_spec("llm", threads, s.cfg.llm_cpus)), s_(s), llm_(llm), schedule_(std::move(schedule)) {}
     void begin(pipe::StageContext &ctx) override {
         ctx_ = &ctx;
         llm_.begin_session();
@@ -185,7 +186,7 @@ private:
 
 class DuplexTtsStage : public pipe::Stage {
 public:
-    DuplexTtsStage(DuplexShared &s, lm::TtsEngine &tts, int threads) : Stage(stage_spec("tts", threads)), s_(s), tts_(tts) {}
+    DuplexTtsStage(DuplexShared &s, lm::TtsEngine &tts, int threads) : Stage(stage_spec("tts", threads, s.cfg.tts_cpus)), s_(s), tts_(tts) {}
     void begin(pipe::StageContext &ctx) override {
         ctx_ = &ctx;
         tts_.begin_utterance();
@@ -228,7 +229,7 @@ private:
 
 class DuplexT2wStage : public pipe::Stage {
 public:
-    DuplexT2wStage(DuplexShared &s, t2w::T2wStream &st, int threads) : Stage(stage_spec("t2w", threads)), s_(s), st_(st) {
+    DuplexT2wStage(DuplexShared &s, t2w::T2wStream &st, int threads) : Stage(stage_spec("t2w", threads, s.cfg.t2w_cpus)), s_(s), st_(st) {
         st_.reset();
     }
     void begin(pipe::StageContext &ctx) override { ctx_ = &ctx; }

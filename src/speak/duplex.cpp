@@ -9,6 +9,7 @@
 
 #include "core/elapsed.h"
 #include "core/error.h"
+#include "core/topology.h"
 #include "pipeline/pipeline.h"
 #include "profile/clock.h"
 #include "speak/duplex-stages.h"
@@ -125,6 +126,8 @@ nlohmann::json DuplexConfig::to_json() const {
             {"twin_text_rate", twin_text_rate},
             {"queues", {{"encoder", encoder_queue_cap}, {"prefill", prefill_queue_cap}, {"tts", tts_queue_cap}, {"t2w", t2w_queue_cap}}},
             {"threads", threads},
+            {"cpus", {{"apm", format_pu_list(apm_cpus)}, {"llm", format_pu_list(llm_cpus)}, {"tts", format_pu_list(tts_cpus)},
+                      {"t2w", format_pu_list(t2w_cpus)}}},
             {"llm", llm.to_json()},
             {"tts", tts.to_json()},
             {"t2w", t2w.to_json()},

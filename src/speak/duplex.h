@@ -134,6 +134,10 @@ struct DuplexConfig {
     // Per stage, over `threads` (0 = from it: LLM, TTS and the audio encoder get `threads`,
     // token2mel and the vocoder half of it each). Knob names as speak's (duplex-knobs.h).
     int llm_threads = 0, tts_threads = 0, t2w_threads_t2m = 0, t2w_threads_voc = 0, apm_threads = 0;
+    // CPU sets of the stages' threads (OS PU indices; empty = the scheduler's choice): on few
+    // cores, keeping the input side (apm, llm) apart from the output side (tts, t2w) stops
+    // them from taking each other's time slices (knobs apm-cpus, llm-cpus, tts-cpus, t2w-cpus).
+    std::vector<int> apm_cpus, llm_cpus, tts_cpus, t2w_cpus;
     lm::DuplexLlmConfig llm;         // model_path filled from the kit
     lm::TtsConfig tts;               // model_path / projector_path filled from the kit; mode Duplex
     t2w::T2wConfig t2w;
