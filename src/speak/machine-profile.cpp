@@ -15,9 +15,9 @@ namespace {
 // Whether `value` of `knob` changes the output: a math-changing knob (knobs.h) set to
 // anything but the reference's default.
 bool changes_math(const std::string &knob, const std::string &value) {
-    const KnobDef *k = find_knob(knob);
-    if (!k || !k->changes_math) return false;
-    return k->get(default_config()) != value;
+    if (const KnobDef *k = find_knob(knob)) return k->changes_math && k->get(default_config()) != value;
+    if (const DuplexKnobDef *d = find_duplex_knob(knob)) return d->changes_math && d->get(DuplexConfig{}) != value;
+    return false;
 }
 
 ProfileChoice choice(const std::string &knob, const std::string &value, const std::string &evidence,
@@ -74,6 +74,11 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn) 
                                "token2mel vs 0.647 (docs/measurements.md §14)",
                                "vocoder PCM SNR 36.1 dB vs the f32 vocoder on the same mel (line: >= 30 dB; mel "
                                "unchanged); twin weights: twin-only evidence"));
+        // The duplex audio encoder (a duplex knob only: rtf speak shows it as not here).
+        c.push_back(choice("apm-weight-type", "bf16",
+                           "AMD EPYC Zen 4, 1 thread: audio encoder 269 vs 317 ms per 1 s frame (medians of 3 interleaved "
+                           "runs; docs/measurements.md §18)",
+                           "audio embeddings SNR 45.2 dB vs the F16 file (line: >= 40 dB); twin weights: twin-only evidence"));
         // Not here: llm-weight-type=q8_0. On the twin it misses the top-1 line (92.3 % at KL
         // 0.0078, `rtf lm-fidelity`) and the demo, which speaks a text, does not move with it
         // (rtf 0.832 vs 0.821, within noise: docs/measurements.md §15).
@@ -123,8 +128,13 @@ MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const st
 
 void apply_profile(SpeakConfig &cfg, MachineProfile &p, const std::set<std::string> &user_set) {
     p.applied.clear();
+    p.not_here.clear();
     for (const auto &c : p.choices) {
         if (user_set.count(c.knob)) continue;
+        if (!find_knob(c.knob) && find_duplex_knob(c.knob)) {  // a duplex-only choice (the audio encoder's)
+            p.not_here.push_back(c.knob);
+            continue;
+        }
         if (!find_knob(c.knob))
             throw_usage("machine profile '" + p.name + "' (" + p.source + ") names knob '" + c.knob +
                         "', which this build does not have; run with --profile none or re-run rtf tune");

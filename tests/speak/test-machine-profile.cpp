@@ -66,7 +66,7 @@ TEST(MachineProfile, BuiltInChoicesFollowTheCpu) {
     for (const auto *p : {&epyc, &xeon})
         for (const auto &c : p->choices) {
             EXPECT_FALSE(c.evidence.empty()) << c.knob;
-            EXPECT_NE(find_knob(c.knob), nullptr) << c.knob;
+            EXPECT_TRUE(find_knob(c.knob) || find_duplex_knob(c.knob)) << c.knob;
             if (c.changes_math) {
                 // a measured figure against its line (mel SNR in dB, or KL in nats)
                 EXPECT_TRUE(c.fidelity.find("dB") != std::string::npos || c.fidelity.find("nats") != std::string::npos)
@@ -148,4 +148,10 @@ TEST(MachineProfile, DuplexTakesTheSharedChoices) {
     EXPECT_TRUE(b.not_here.empty()) << b.line();
     EXPECT_EQ(d.t2w.type_t2m, "bf16");
     EXPECT_EQ(d.tts.placement.weight_type, "q8_0");
+    EXPECT_EQ(d.apm.weight_type, "bf16");
+    // ... and the speak path takes all but the audio encoder's, which it says is not its knob
+    SpeakConfig sc;
+    apply_profile(sc, b, {});
+    EXPECT_EQ(b.not_here, std::vector<std::string>{"apm-weight-type"});
+    EXPECT_NE(b.line().find("apm-weight-type=bf16 (no such knob here)"), std::string::npos) << b.line();
 }
