@@ -42,6 +42,7 @@ public:
         const apm::AudioInput audio = apm::load_audio_16k(c.input);
         frames_ = speak::input_frames(c, audio, &n_silence_);
         engines_ = speak::load_duplex_engines(c);
+        c = engines_->config;
         if (find_knob(knobs, "twin-text-rate") && !engines_->kit.is_twin)
             std::cerr << "bench: duplex workload: twin-text-rate ignored: real model files end their own speak units\n";
     }

@@ -113,6 +113,7 @@ int run_duplex_cmd(DuplexCmd &c) {
                         frames.size() - static_cast<size_t>(n_silence), n_silence, frames.size());
     }
     auto engines = speak::load_duplex_engines(cfg);
+    cfg = engines->config;  // with the kit's paths and a twin's text cap
     if (!c.quiet) {
         std::printf("profile %s\n", c.applied_profile.line().c_str());
         std::printf("kit %s%s; threads %d per stage; queues encoder %d, prefill %d, llm->tts %d, tts->t2w %d; load %.0f ms\n",

@@ -215,9 +215,7 @@ Realtime::Realtime(RealtimeConfig cfg, const std::function<void(const std::strin
     base.finalize();
     for (int i = 0; i < cfg_.sessions; ++i) {
         const auto t0 = Clock::now();
-        speak::DuplexConfig c = base;
-        slots_.push_back(speak::load_duplex_engines(c));
-        slot_cfg_.push_back(std::move(c));
+        slots_.push_back(speak::load_duplex_engines(base));
         if (progress)
             progress("realtime session " + std::to_string(i + 1) + "/" + std::to_string(cfg_.sessions) + " loaded in " +
                      fmt(ms_since(t0) / 1000.0, 1) + " s");
@@ -311,7 +309,7 @@ void Realtime::on_open(uint64_t conn) {
         sessions_[conn] = s;
     }
     const int slot = s->lease->slot();
-    s->cfg = slot_cfg_[static_cast<size_t>(slot)];
+    s->cfg = slots_[static_cast<size_t>(slot)]->config;
     s->cfg.cancel = &s->cancel;
     s->cfg.observer = s.get();
     s->cfg.replies = &s->replies;

@@ -71,7 +71,6 @@ private:
     void janitor();
 
     RealtimeConfig cfg_;
-    std::vector<speak::DuplexConfig> slot_cfg_;                 // per set, as loaded
     std::vector<std::unique_ptr<speak::DuplexEngines>> slots_;
     AdmissionGate gate_;
     std::unique_ptr<ws::Server> ws_;

@@ -140,8 +140,10 @@ int duplex_twin_text_cap(const DuplexConfig &cfg, bool kit_is_twin) {
     return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(cfg.llm.max_speak_tokens)));
 }
 
-std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg) {
+std::unique_ptr<DuplexEngines> load_duplex_engines(const DuplexConfig &given) {
     auto e = std::make_unique<DuplexEngines>();
+    e->config = given;
+    DuplexConfig &cfg = e->config;
     e->kit = resolve_kit(cfg.models_dir);
     e->apm_path = resolve_apm(cfg.models_dir);
     cfg.llm.text_cap = duplex_twin_text_cap(cfg, e->kit.is_twin);

@@ -160,6 +160,9 @@ struct DuplexConfig {
 };
 
 struct DuplexEngines {
+    // The config as loaded: the caller's, with the kit's model paths and, on a twin, the LLM's
+    // text cap filled in (load_duplex_engines leaves its argument as given). Run with this one.
+    DuplexConfig config;
     Kit kit;
     std::string apm_path;
     std::unique_ptr<apm::ApmModel> apm_model;
@@ -175,10 +178,10 @@ struct DuplexEngines {
 // (not) a twin: 0 on a real kit or with a rate of 0, else 1 .. llm.max_speak_tokens.
 int duplex_twin_text_cap(const DuplexConfig &cfg, bool kit_is_twin);
 
-// Resolves the kit (the audio encoder is required here), fills the model paths and, on a
-// twin, llm.text_cap (duplex_twin_text_cap) into `cfg`, loads and warms the four engines.
-// Throws rtf::Error(Usage/Setup) naming the file.
-std::unique_ptr<DuplexEngines> load_duplex_engines(DuplexConfig &cfg);
+// Resolves the kit (the audio encoder is required here), loads and warms the four engines.
+// What loading derives (the model paths, on a twin llm.text_cap: duplex_twin_text_cap) goes
+// into DuplexEngines::config; `cfg` is left as given. Throws rtf::Error(Usage/Setup) naming the file.
+std::unique_ptr<DuplexEngines> load_duplex_engines(const DuplexConfig &cfg);
 
 // The input's 16 kHz samples as cfg.n_frames frames of cfg.frame_ms: the last partial frame
 // is zero-padded to a full one, and frames past the end of the recording are silence

@@ -64,7 +64,11 @@ TEST_F(Duplex, FrameRanges) {
 TEST_F(Duplex, PipelineForcedScheduleAndFailingStage) {
     auto cfg = duplex_config();
     cfg.speak_frames = "3-4,6";
+    const nlohmann::json given = cfg.to_json();
     auto e = speak::load_duplex_engines(cfg);
+    EXPECT_EQ(cfg.to_json(), given) << "the argument is left as given";
+    EXPECT_FALSE(e->config.llm.model_path.empty());
+    cfg = e->config;
     apm::AudioInput audio;
     audio.samples.resize(16000 * 3 + 4000);
     for (size_t i = 0; i < audio.samples.size(); ++i) audio.samples[i] = 0.3f * std::sin(0.05f * static_cast<float>(i));
