@@ -295,3 +295,36 @@ TEST_F(Realtime, AnIdleSessionIsClosed) {
 }
 
 }  // namespace
+
+namespace {
+TEST_F(Realtime, OpusRepliesAreOneOggStreamEach) {
+    start();
+    serve::ws::Client c;
+    ASSERT_EQ(open(c), 101);
+    ASSERT_EQ(next(c)["type"], "session.created");
+    ASSERT_TRUE(c.send(json{{"type", "session.update"}, {"session", {{"speak_frames", "3-4"}, {"output_audio_format", "opus"}}}}.dump(),
+                       false));
+    json up = next(c);
+    ASSERT_EQ(up["type"], "session.updated") << up.dump();
+    EXPECT_EQ(up["session"]["output_audio_format"], "opus");
+    ASSERT_TRUE(c.send(pcm16(6.0), true));
+    ASSERT_TRUE(c.send(R"({"type":"session.finish"})", false));
+    auto ev = until(c, "session.ended");
+    ASSERT_EQ(ev.back()["type"], "session.ended");
+    std::string ogg;
+    double audio_s = -1;
+    for (const auto &e : ev) {
+        if (e["type"] == "response.audio.delta") ogg += *serve::base64_decode(e["delta"].get<std::string>());
+        if (e["type"] == "response.done") audio_s = e["response"]["audio_s"].get<double>();
+    }
+    // One Ogg stream: it opens with the OpusHead page and holds the end-of-stream flag once.
+    ASSERT_GT(ogg.size(), 100u);
+    EXPECT_EQ(ogg.substr(0, 4), "OggS");
+    EXPECT_NE(ogg.find("OpusHead"), std::string::npos);
+    size_t eos = 0;
+    for (size_t p = ogg.find("OggS"); p != std::string::npos && p + 5 < ogg.size(); p = ogg.find("OggS", p + 4))
+        if (static_cast<unsigned char>(ogg[p + 5]) & 0x04) ++eos;
+    EXPECT_EQ(eos, 1u);
+    EXPECT_GT(audio_s, 0.0);
+}
+}  // namespace
