@@ -67,7 +67,9 @@ public:
 
     int bind();   // the bound port; writes cfg.port_file
     void run();   // blocks, serving, until stop()
-    void stop();  // thread-safe, idempotent: refuses new streams, cancels running ones, returns at once
+    // Thread-safe, idempotent: refuses new streams, cancels running ones and returns; realtime
+    // sessions are cancelled and their threads joined first (each leaves within a chunk).
+    void stop();
 
     const speak::SpeakConfig &base() const { return base_; }
     const ServeConfig &config() const { return cfg_; }
