@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/wav.h"
 #include "models/apm/audio-input.h"
 #include "serve/base64.h"
 #include "serve/websocket.h"
@@ -35,15 +36,6 @@ int realtime_port_of(const Target &t) {
     if (j["realtime"].is_null())
         throw_setup("rtf load --duplex: the server has no realtime sessions (its kit has no audio encoder, or --realtime-sessions 0)");
     return j["realtime"]["port"].get<int>();
-}
-
-std::string s16(const float *x, size_t n) {
-    std::string out(n * 2, '\0');
-    for (size_t i = 0; i < n; ++i) {
-        const auto v = static_cast<int16_t>(std::lrint(std::clamp(x[i], -1.0f, 1.0f) * 32767.0f));
-        std::memcpy(&out[2 * i], &v, 2);
-    }
-    return out;
 }
 
 DuplexSessionOutcome one_session(const DuplexLoadConfig &c, const std::string &host, int port, const std::vector<float> &pcm,
@@ -116,7 +108,7 @@ DuplexSessionOutcome one_session(const DuplexLoadConfig &c, const std::string &h
             continue;
         }
         const size_t n = std::min(piece, audio.size() - sent);
-        ws.send(s16(audio.data() + sent, n), true);
+        ws.send(to_s16le(audio.data() + sent, n), true);
         sent += n;
         ++k;
         while (frame_sent_ms.size() < sent / frame_samples) frame_sent_ms.push_back(ms_between(t_start, Clock::now()));

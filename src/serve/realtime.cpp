@@ -13,6 +13,7 @@
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/wav.h"
 #include "models/apm/audio-input.h"
 #include "serve/base64.h"
 #include "serve/websocket.h"
@@ -30,16 +31,6 @@ json error_event(const std::string &type, const std::string &code, const std::st
 }
 
 std::string dump(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-std::string pcm16_bytes(std::span<const float> pcm) {
-    std::string out(pcm.size() * 2, '\0');
-    for (size_t i = 0; i < pcm.size(); ++i) {
-        const float v = std::clamp(pcm[i], -1.0f, 1.0f);
-        const auto s = static_cast<int16_t>(std::lrint(v * 32767.0f));
-        std::memcpy(&out[2 * i], &s, 2);
-    }
-    return out;
-}
 
 // s16le mono -> floats; false for an odd byte count.
 bool pcm16_floats(const std::string &bytes, std::vector<float> &out) {
@@ -134,7 +125,7 @@ struct Realtime::Session final : speak::DuplexObserver {
         if (st.done) return;
         std::string bytes;
         if (format == AudioFormat::Pcm) {
-            bytes = pcm16_bytes(pcm);
+            bytes = to_s16le(pcm.data(), pcm.size());
         } else {
             if (!st.enc) {
                 st.enc = std::make_unique<AudioStreamEncoder>(format, t2w::T2wModel::sample_rate());

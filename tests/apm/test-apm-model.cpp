@@ -179,3 +179,43 @@ TEST(ApmEncoder, FrameLengthsShapesAndErrors) {
     bad.n_threads = 0;
     EXPECT_THROW(ApmEncoder(m, bad), Error);
 }
+
+// A load-time weight type converts the blocks' and the projector's matrices only; its embeddings
+// stay close to the file's (bf16 > q8_0 > q4_0, each above a bound); an unknown type names the flag.
+TEST(ApmModel, WeightTypesConvertTheMatricesAndStayClose) {
+    rtf::test::ScratchDir t("apm-model");
+    const std::string path = write_tiny_apm(t);
+    const ApmModel ref(path);
+    auto embed = [&](const ApmModel &m) {
+        ApmEncoder enc(m, {});
+        auto a = enc.encode_pcm(tone(16000, 220.0, 5)).data;
+        auto b = enc.encode_pcm(tone(16000, 330.0, 6)).data;
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    };
+    const auto want = embed(ref);
+    double prev = 1e9;
+    for (const auto &[type, min_db] : std::vector<std::pair<std::string, double>>{{"bf16", 30}, {"q8_0", 25}, {"q4_0", 5}}) {
+        const ApmModel m(path, type);
+        EXPECT_EQ(m.weight_type(), type);
+        EXPECT_EQ(m.weights().layers[0].fc1_w->type, ggml_type(type == "bf16" ? GGML_TYPE_BF16 : type == "q8_0" ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_0));
+        EXPECT_EQ(m.weights().conv1_w->type, ref.weights().conv1_w->type) << "convolutions stay as stored";
+        const auto got = embed(m);
+        ASSERT_EQ(got.size(), want.size());
+        double sig = 0, err = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            sig += static_cast<double>(want[i]) * want[i];
+            err += static_cast<double>(want[i] - got[i]) * (want[i] - got[i]);
+        }
+        const double db = 10 * std::log10(sig / std::max(err, 1e-30));
+        EXPECT_GT(db, min_db) << type;
+        EXPECT_LT(db, prev + 1e-9) << type << ": fewer bits, not closer";
+        prev = db;
+    }
+    try {
+        ApmModel bad(path, "q2_k");
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("--apm-weight-type"), std::string::npos) << e.what();
+    }
+}
