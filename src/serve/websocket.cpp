@@ -198,8 +198,13 @@ void Server::close(ConnId id, uint16_t code, const std::string &reason) {
         if (it == p_->open.end()) return;
         hdl = it->second;
     }
-    websocketpp::lib::error_code ec;
-    p_->srv.close(hdl, code, reason, ec);
+    // On the network thread: websocketpp's read path reads the connection's state unlocked,
+    // and close() writes it (ThreadSanitizer saw the race when close came from a session thread).
+    Impl &p = *p_;
+    asio::post(p.srv.get_io_service(), [&p, hdl, code, reason] {
+        websocketpp::lib::error_code ec;
+        p.srv.close(hdl, code, reason, ec);
+    });
 }
 
 size_t Server::open_connections() const {
@@ -319,8 +324,11 @@ void Client::close(uint16_t code, const std::string &reason) {
         if (!p_->opened || p_->ended) return;
         con = p_->con;
     }
-    websocketpp::lib::error_code ec;
-    con->close(code, reason, ec);
+    // On the network thread, as Server::close (websocketpp reads the state unlocked there).
+    asio::post(p_->c.get_io_service(), [con, code, reason] {
+        websocketpp::lib::error_code ec;
+        con->close(code, reason, ec);
+    });
 }
 
 void Client::drop() {

@@ -18,7 +18,8 @@
 // websocket.cpp, built as C++17 (its own target); this header is the whole interface.
 //
 // Threads: the server's handlers run on its one network thread (run()): keep them short.
-// send() and close() may be called from any thread. A connection's ConnId is never reused.
+// send() and close() may be called from any thread (close() is carried out on the network thread,
+// after what was queued before it). A connection's ConnId is never reused.
 // Errors: bind() throws std::runtime_error naming host:port; the rest report by return value.
 #include <cstddef>
 #include <cstdint>
