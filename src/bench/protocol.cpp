@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/parse.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 
 namespace rtf::bench {
 

@@ -144,7 +144,7 @@ int overall_exit_code(const std::vector<const ConfigResult *> &results);
 // The whole result document (schema kSchema): {"schema", "command": "bench", "created" (UTC,
 // ISO 8601), "mode" ("single" | "sweep" | "ab"), "workload", "protocol", "machine",
 // "versions", "samplers" (monitor status or null), "configs": [...], "comparison" (A/B only),
-// "exit_code"}. "created", "machine" and "versions" come from models/provenance.h.
+// "exit_code"}. "created", "machine" and "versions" come from machine/provenance.h.
 nlohmann::json make_bench_json(const std::string &workload, const std::string &mode, const ProtocolConfig &cfg,
                                const std::vector<const ConfigResult *> &configs, const nlohmann::json &comparison,
                                const nlohmann::json &samplers);

@@ -6,7 +6,7 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/topology.h"
-#include "models/backend-devices.h"
+#include "machine/backend-devices.h"
 
 namespace rtf::cli {
 

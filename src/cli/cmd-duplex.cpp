@@ -23,7 +23,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/parse.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 #include "pipeline/cancel.h"
 #include "report/report.h"
 #include "speak/duplex-knobs.h"
@@ -100,7 +100,7 @@ int run_duplex_cmd(DuplexCmd &c) {
     int n_silence = 0;
     const auto frames = speak::input_frames(cfg, audio, &n_silence);
     if (!cfg.speak_frames.empty()) {
-        auto r = speak::parse_frame_ranges(cfg.speak_frames, "--speak-frames");
+        auto r = speak::parse_frame_ranges(cfg.speak_frames, "speak-frames");
         if (r.back().last >= static_cast<int>(frames.size()))
             throw_usage("--speak-frames '" + cfg.speak_frames + "': frame " + std::to_string(r.back().last) +
                         " is past the last frame (" + std::to_string(frames.size()) + " frames: give --frames N)");

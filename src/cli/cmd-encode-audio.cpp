@@ -19,7 +19,7 @@
 #include "core/error.h"
 #include "models/apm/apm-encoder.h"
 #include "models/apm/audio-input.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 #include "speak/kit.h"
 
 namespace rtf::cli {

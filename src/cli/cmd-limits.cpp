@@ -21,8 +21,8 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/topology.h"
-#include "models/backend-devices.h"
-#include "models/provenance.h"
+#include "machine/backend-devices.h"
+#include "machine/provenance.h"
 
 namespace rtf::cli {
 

@@ -22,7 +22,7 @@
 #include "history/history.h"
 #include "models/gguf/layout.h"
 #include "models/gguf/minicpmo45-layout.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 #include "report/report.h"
 
 namespace rtf::cli {

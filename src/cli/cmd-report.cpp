@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "history/history.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 #include "core/error.h"
 #include "report/report.h"
 

@@ -42,7 +42,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/parse.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 #include "monitor/child-process.h"
 #include "monitor/monitor.h"
 #include "monitor/trace-counters.h"

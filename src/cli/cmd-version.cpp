@@ -4,8 +4,8 @@
 
 #include "cli/cli-util.h"
 #include "cli/commands.h"
-#include "models/backend-devices.h"
-#include "models/provenance.h"
+#include "machine/backend-devices.h"
+#include "machine/provenance.h"
 #include "rtf/build-info.h"
 
 namespace rtf::cli {

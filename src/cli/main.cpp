@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
                   << "Run 'rtf --help' (or 'rtf <command> --help') for the allowed commands, flags and values.\n";
         return 1;
     } catch (const rtf::Error &e) {
-        std::cerr << "rtf: error: " << e.what() << "\n";
+        std::cerr << "rtf: error: " << rtf::error_text(e) << "\n";
         return e.exit_code();
     }
     try {
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
         }
         return action();
     } catch (const rtf::Error &e) {
-        std::cerr << "rtf: " << rtf::to_string(e.kind()) << " error: " << e.what() << "\n";
+        std::cerr << "rtf: " << rtf::to_string(e.kind()) << " error: " << rtf::error_text(e) << "\n";
         return e.exit_code();
     } catch (const std::exception &e) {
         std::cerr << "rtf: internal error: " << e.what() << "\n";

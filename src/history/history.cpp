@@ -14,7 +14,7 @@
 #include "core/robust-stats.h"
 #include "rtf/build-info.h"
 #include "core/error.h"
-#include "models/provenance.h"
+#include "machine/provenance.h"
 
 namespace rtf::history {
 

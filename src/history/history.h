@@ -78,7 +78,7 @@ private:
     sqlite3 *db_ = nullptr;
 };
 
-// Machine fingerprint of a provenance machine JSON (models/provenance.h machine_json()).
+// Machine fingerprint of a provenance machine JSON (machine/provenance.h machine_json()).
 std::string machine_id(const nlohmann::json &machine);
 // {"dir", "files": [{"name", "bytes", "head_hash"}...]} of every .gguf under `dir`
 // (recursive, rtfkit's own .rtf-cache excluded), and its hash; null/"" when `dir` is "".

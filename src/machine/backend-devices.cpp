@@ -1,4 +1,4 @@
-#include "models/backend-devices.h"
+#include "machine/backend-devices.h"
 
 #include <ggml-backend.h>
 #include <llama.h>

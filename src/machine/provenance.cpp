@@ -1,4 +1,4 @@
-#include "models/provenance.h"
+#include "machine/provenance.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/topology.h"
-#include "models/backend-devices.h"
+#include "machine/backend-devices.h"
 #include "rtf/build-info.h"
 
 namespace rtf {

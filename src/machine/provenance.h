@@ -6,7 +6,7 @@
 //   nlohmann::json j = {{"created", utc_timestamp()}, {"machine", machine_json()},
 //                       {"versions", versions_json()}};
 //
-// It lives in src/models because it is the lowest layer that knows both the CPU topology
+// It lives in src/machine, the lowest layer that knows both the CPU topology
 // (core/topology.h) and the ggml backends (backend-devices.h).
 // Thread-safety: all functions may be called from any thread (backend_info() initialises
 // ggml's backends once).

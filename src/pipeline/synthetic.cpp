@@ -79,10 +79,10 @@ SimulateConfig SimulateConfig::defaults() {
 
 void SimulateConfig::validate() const {
     if (stages.empty()) throw_usage("simulate: no stages");
-    if (!(chunk_ms > 0)) throw_usage("--chunk-ms: " + std::to_string(chunk_ms) + " must be > 0");
-    if (n_chunks < 1) throw_usage("--chunks: " + std::to_string(n_chunks) + " must be >= 1");
+    if (!(chunk_ms > 0)) throw_setting("chunk-ms", std::to_string(chunk_ms) + " must be > 0");
+    if (n_chunks < 1) throw_setting("chunks", std::to_string(n_chunks) + " must be >= 1");
     for (const auto &s : stages)
-        if (!(s.cost_ms >= 0)) throw_usage("--cost: " + s.name + " cost must be >= 0 ms");
+        if (!(s.cost_ms >= 0)) throw_setting("cost", s.name + " cost must be >= 0 ms");
 }
 
 nlohmann::json SimulateConfig::to_json() const {

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "models/backend-devices.h"
+#include "machine/backend-devices.h"
 #include "models/t2w/t2w-backend.h"
 
 namespace rtf::predict {

@@ -20,10 +20,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
-std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &flag) {
+std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &setting) {
     std::vector<FrameRange> out;
     auto bad = [&](const std::string &why) -> void {
-        throw_usage(flag + " '" + text + "': " + why + " (use frame indexes N or ranges N-M, comma-separated, e.g. 4-12,20-28)");
+        throw_setting(setting, "'" + text + "': " + why + " (use frame indexes N or ranges N-M, comma-separated, e.g. 4-12,20-28)");
     };
     if (text.empty()) bad("empty");
     size_t i = 0;
@@ -57,34 +57,34 @@ bool in_ranges(const std::vector<FrameRange> &r, int frame) {
 }
 
 void DuplexConfig::validate() const {
-    if (models_dir.empty()) throw_usage("--models is empty: give a kit directory (rtf twin --out DIR makes one)");
-    if (input.empty()) throw_usage("--input is empty: give a recording (WAV, any rate and channels)");
+    if (models_dir.empty()) throw_setting("models", "is empty: give a kit directory (rtf twin --out DIR makes one)");
+    if (input.empty()) throw_setting("input", "is empty: give a recording (WAV, any rate and channels)");
     if (!(interval_ms >= 1 && interval_ms <= 60000))
-        throw_usage("--interval " + std::to_string(interval_ms) + " ms is out of range (1 ms .. 60 s)");
-    if (n_frames < 0 || n_frames > 100000) throw_usage("--frames " + std::to_string(n_frames) + ": use 0 (the input's) .. 100000");
-    if (frame_ms < 100 || frame_ms > 30000) throw_usage("--frame-ms " + std::to_string(frame_ms) + " is out of range (100 .. 30000)");
-    if (!(startup_buffer_ms >= 0) || !std::isfinite(startup_buffer_ms)) throw_usage("--startup-buffer-ms must be a finite number >= 0");
-    if (!(max_gap_ms >= 0) || !std::isfinite(max_gap_ms)) throw_usage("--max-gap-ms must be a finite number >= 0");
+        throw_setting("interval", std::to_string(interval_ms) + " ms is out of range (1 ms .. 60 s)");
+    if (n_frames < 0 || n_frames > 100000) throw_setting("frames", std::to_string(n_frames) + ": use 0 (the input's) .. 100000");
+    if (frame_ms < 100 || frame_ms > 30000) throw_setting("frame-ms", std::to_string(frame_ms) + " is out of range (100 .. 30000)");
+    if (!(startup_buffer_ms >= 0) || !std::isfinite(startup_buffer_ms)) throw_setting("startup-buffer-ms", "must be a finite number >= 0");
+    if (!(max_gap_ms >= 0) || !std::isfinite(max_gap_ms)) throw_setting("max-gap-ms", "must be a finite number >= 0");
     if (!(twin_text_rate >= 0 && twin_text_rate <= 1000))
-        throw_usage("--twin-text-rate: must be in [0, 1000] text tokens per second of audio (0 = no cap)");
-    for (auto [cap, flag] : {std::pair{encoder_queue_cap, "--encoder-queue-cap"}, std::pair{prefill_queue_cap, "--prefill-queue-cap"},
-                             std::pair{tts_queue_cap, "--d1"}, std::pair{t2w_queue_cap, "--d2"}})
+        throw_setting("twin-text-rate", "must be in [0, 1000] text tokens per second of audio (0 = no cap)");
+    for (auto [cap, setting] : {std::pair{encoder_queue_cap, "encoder-queue-cap"}, std::pair{prefill_queue_cap, "prefill-queue-cap"},
+                             std::pair{tts_queue_cap, "d1"}, std::pair{t2w_queue_cap, "d2"}})
         if (cap < 1 || cap > pipe::PipelineConfig::kMaxDepth)
-            throw_usage(std::string(flag) + " " + std::to_string(cap) + ": use 1 .. " + std::to_string(pipe::PipelineConfig::kMaxDepth));
-    for (auto [n, flag] : {std::pair{threads, "--threads"}, std::pair{llm_threads, "--llm-threads"},
-                           std::pair{tts_threads, "--tts-threads"}, std::pair{t2w_threads_t2m, "--t2w-threads-t2m"},
-                           std::pair{t2w_threads_voc, "--t2w-threads-voc"}, std::pair{apm_threads, "--apm-threads"}})
-        if (n < 0 || n > 256) throw_usage(std::string(flag) + " " + std::to_string(n) + ": use 0 (auto) .. 256");
+            throw_setting(setting, std::to_string(cap) + ": use 1 .. " + std::to_string(pipe::PipelineConfig::kMaxDepth));
+    for (auto [n, setting] : {std::pair{threads, "threads"}, std::pair{llm_threads, "llm-threads"},
+                           std::pair{tts_threads, "tts-threads"}, std::pair{t2w_threads_t2m, "t2w-threads-t2m"},
+                           std::pair{t2w_threads_voc, "t2w-threads-voc"}, std::pair{apm_threads, "apm-threads"}})
+        if (n < 0 || n > 256) throw_setting(setting, std::to_string(n) + ": use 0 (auto) .. 256");
     if (!speak_frames.empty()) {
-        auto r = parse_frame_ranges(speak_frames, "--speak-frames");
+        auto r = parse_frame_ranges(speak_frames, "speak-frames");
         if (r.front().first < llm.force_listen_count)
-            throw_usage("--speak-frames '" + speak_frames + "': frame " + std::to_string(r.front().first) +
+            throw_setting("speak-frames", "'" + speak_frames + "': frame " + std::to_string(r.front().first) +
                         " is one of the first " + std::to_string(llm.force_listen_count) +
                         " frames, which always listen (force_listen); start at " + std::to_string(llm.force_listen_count) +
                         " or later");
         if (n_frames > 0 && r.back().last >= n_frames)
-            throw_usage("--speak-frames '" + speak_frames + "': frame " + std::to_string(r.back().last) +
-                        " is past the last frame (--frames " + std::to_string(n_frames) + " pushes 0 .. " +
+            throw_setting("speak-frames", "'" + speak_frames + "': frame " + std::to_string(r.back().last) +
+                        " is past the last frame (frames " + std::to_string(n_frames) + " pushes 0 .. " +
                         std::to_string(n_frames - 1) + ")");
     }
     auto hook = [](const std::string &s, const char *what) {
@@ -208,7 +208,7 @@ DuplexResult run_duplex(DuplexEngines &e, const DuplexConfig &cfg, FrameSource &
     s.reply_of_frame.assign(source.capacity(), -1);
     s.busy.assign(std::size(kDuplexStages), 0.0);
     const std::vector<FrameRange> schedule =
-        cfg.speak_frames.empty() ? std::vector<FrameRange>{} : parse_frame_ranges(cfg.speak_frames, "--speak-frames");
+        cfg.speak_frames.empty() ? std::vector<FrameRange>{} : parse_frame_ranges(cfg.speak_frames, "speak-frames");
 
     DuplexStages stages = make_duplex_stages(s, e, source, schedule);
 

@@ -69,9 +69,9 @@ namespace rtf::speak {
 struct FrameRange {
     int first = 0, last = 0;
 };
-// Throws rtf::Error(Usage) naming `flag` for anything but comma-separated N or N-M (N <= M,
+// Throws rtf::Error(Usage) about `setting` (throw_setting) for anything but comma-separated N or N-M (N <= M,
 // non-negative, ascending, not overlapping).
-std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &flag);
+std::vector<FrameRange> parse_frame_ranges(const std::string &text, const std::string &setting);
 bool in_ranges(const std::vector<FrameRange> &r, int frame);
 
 struct DuplexFrameRecord;

@@ -62,8 +62,8 @@ std::string default_apm_path(const fs::path &root) {
 }  // namespace
 
 std::string resolve_apm(const std::string &dir) {
-    if (dir.empty()) throw_usage("--models: no kit directory given");
-    if (!fs::is_directory(dir)) throw_usage("--models: " + dir + " is not a directory");
+    if (dir.empty()) throw_setting("models", "no kit directory given");
+    if (!fs::is_directory(dir)) throw_setting("models", dir + " is not a directory");
     const std::string p = default_apm_path(dir);
     if (!fs::is_regular_file(p))
         throw_usage("kit " + dir + " has no audio encoder (" + p +
@@ -79,9 +79,9 @@ nlohmann::json Kit::to_json() const {
 }
 
 Kit resolve_kit(const std::string &dir, bool check_layouts) {
-    if (dir.empty()) throw_usage("--models: no kit directory given");
+    if (dir.empty()) throw_setting("models", "no kit directory given");
     fs::path root(dir);
-    if (!fs::is_directory(root)) throw_usage("--models: " + dir + " is not a directory");
+    if (!fs::is_directory(root)) throw_setting("models", dir + " is not a directory");
     Kit k;
     k.dir = dir;
     fs::path manifest = root / "rtf-kit.json";

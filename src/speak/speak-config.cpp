@@ -9,21 +9,21 @@ namespace rtf::speak {
 
 void SpeakConfig::validate() const {
     if (!(first_audio_wait_max_ms > 0)) throw_usage("first_audio_wait_max_ms must be > 0 ms");
-    if (models_dir.empty()) throw_usage("--models: a kit directory is required (make one with `rtf twin`)");
+    if (models_dir.empty()) throw_setting("models", "a kit directory is required (make one with `rtf twin`)");
     if (prompt.empty() == text.empty()) {
         throw_usage(prompt.empty() ? "give the input with -p/--prompt, --text or --text-file"
                                    : "-p/--prompt and --text/--text-file exclude each other; give one");
     }
-    if (max_audio_s < 0) throw_usage("--max-audio-s: must be >= 0 (0 = no cap)");
-    if (!(speed >= 0.25 && speed <= 4.0)) throw_usage("--speed: " + std::to_string(speed) + " is out of range (0.25..4)");
-    if (min_audio_s < 0) throw_usage("--min-audio-s: must be >= 0 (0 = the reference's sampling)");
+    if (max_audio_s < 0) throw_setting("max-audio-s", "must be >= 0 (0 = no cap)");
+    if (!(speed >= 0.25 && speed <= 4.0)) throw_setting("speed", std::to_string(speed) + " is out of range (0.25..4)");
+    if (min_audio_s < 0) throw_setting("min-audio-s", "must be >= 0 (0 = the reference's sampling)");
     if (max_audio_s > 0 && min_audio_s > max_audio_s)
-        throw_usage("--min-audio-s (" + std::to_string(min_audio_s) + ") must not exceed --max-audio-s (" +
+        throw_setting("min-audio-s", std::to_string(min_audio_s) + " must not exceed max-audio-s (" +
                     std::to_string(max_audio_s) + ")");
     if (!(twin_text_rate >= 0 && twin_text_rate <= 1000))
-        throw_usage("--twin-text-rate: must be in [0, 1000] text tokens per second of audio (0 = no cap)");
-    if (llm.llm_step < 1) throw_usage("--llm-step: must be >= 1 (reference 10)");
-    if (llm.max_tokens < 0) throw_usage("--max-tokens: must be >= 0 (0 = no cap)");
+        throw_setting("twin-text-rate", "must be in [0, 1000] text tokens per second of audio (0 = no cap)");
+    if (llm.llm_step < 1) throw_setting("llm-step", "must be >= 1 (reference 10)");
+    if (llm.max_tokens < 0) throw_setting("max-tokens", "must be >= 0 (0 = no cap)");
     tts.placement.validate("tts");
     llm.placement.validate("llm");
     t2w.validate();

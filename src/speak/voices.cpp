@@ -32,7 +32,7 @@ std::shared_ptr<const t2w::Voice> VoiceSet::get(const std::string &name_in) {
     if (path.empty()) {
         std::string list;
         for (const auto &f : files_) list += (list.empty() ? "" : ", ") + f.first;
-        throw_usage("--voice: unknown voice '" + name + "' (this kit has: " + list + ")");
+        throw_setting("voice", "unknown voice '" + name + "' (this kit has: " + list + ")");
     }
     // Loaded under the lock: two streams asking for a new voice at once load it once.
     std::lock_guard<std::mutex> l(mu_);

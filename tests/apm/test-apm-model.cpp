@@ -216,6 +216,8 @@ TEST(ApmModel, WeightTypesConvertTheMatricesAndStayClose) {
         ApmModel bad(path, "q2_k");
         ADD_FAILURE() << "no error";
     } catch (const Error &e) {
-        EXPECT_NE(std::string(e.what()).find("--apm-weight-type"), std::string::npos) << e.what();
+        // In the engine's terms: the setting by its knob name, no CLI flag (the CLI adds the "--").
+        EXPECT_EQ(e.setting(), "apm-weight-type") << e.what();
+        EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
     }
 }

@@ -63,3 +63,22 @@ TEST(Parse, DoubleRejectsJunk) {
     EXPECT_THROW(parse_double("inf", "--noise", 0, 1), Error);
     EXPECT_THROW(parse_double("2", "--noise", 0, 1), Error);
 }
+
+// An engine names a setting in its own terms; the CLI says it as the flag (error_text).
+TEST(Error, ASettingIsNamedByItsKnobAndTheCliAddsTheDashes) {
+    try {
+        throw_setting("flow-steps", "3 does not match the prompt cache");
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_EQ(e.exit_code(), 1);
+        EXPECT_EQ(e.setting(), "flow-steps");
+        EXPECT_STREQ(e.what(), "flow-steps: 3 does not match the prompt cache");
+        EXPECT_EQ(error_text(e), "--flow-steps: 3 does not match the prompt cache");
+    }
+    try {
+        throw_usage("plain message");
+    } catch (const Error &e) {
+        EXPECT_EQ(e.setting(), "");
+        EXPECT_EQ(error_text(e), "plain message");
+    }
+}

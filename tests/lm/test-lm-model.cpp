@@ -267,7 +267,7 @@ TEST_F(Llm, FixedTextTurnComputesOnlyTheReply) {
     EXPECT_NE(e.first, r.first);
     c.text_turn = "bogus";
     ErrorKind k{};
-    EXPECT_NE(error_of([&] { LlmEngine bad(c); }, &k).find("--text-turn"), std::string::npos);
+    EXPECT_EQ(error_of([&] { LlmEngine bad(c); }, &k).rfind("text-turn: ", 0), 0u);
     EXPECT_EQ(k, ErrorKind::Usage);
 }
 
@@ -512,7 +512,7 @@ TEST_F(Llm, WeightTypeFidelityComparesTheConvertedFile) {
     // The reference priced against itself is refused, naming the flag.
     c.placement.weight_type = "file";
     ErrorKind k{};
-    EXPECT_NE(error_of([&] { llm_weight_fidelity(c); }, &k).find("--weight-type"), std::string::npos);
+    EXPECT_EQ(error_of([&] { llm_weight_fidelity(c); }, &k).rfind("weight-type: ", 0), 0u);
     EXPECT_EQ(k, ErrorKind::Usage);
 }
 

@@ -26,7 +26,7 @@ echo garbage > "$TMP/broken/hifigan2.gguf"
 expect_rc 1 "hifigan2.gguf" -- t2w --models "$TMP/broken" --random 5 -o "$TMP/d.wav"
 expect_rc 1 "encoder.gguf" -- t2w --models "$TMP/nowhere" --random 5 -o "$TMP/d.wav"
 # the bf16 vocoder runs on oneDNN: with it switched off, a refusal that says why and what to use
-RTF_T2W_ONEDNN=0 expect_rc 1 "t2w-type-voc bf16: needs .*use f32 or f16" -- t2w --models "$TMP/kit" --random 5 --t2w-type-voc bf16 -o "$TMP/d.wav"
+RTF_T2W_ONEDNN=0 expect_rc 1 "--t2w-type-voc: bf16 needs .*use f32 or f16" -- t2w --models "$TMP/kit" --random 5 --t2w-type-voc bf16 -o "$TMP/d.wav"
 export -n RTF_T2W_ONEDNN 2>/dev/null; unset RTF_T2W_ONEDNN
 python3 - "$TMP/a.json" <<'PY' && echo "ok: kernels in the JSON" || { echo "FAIL: kernels in the JSON"; fails=$((fails+1)); }
 import json, sys

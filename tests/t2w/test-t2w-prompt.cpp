@@ -437,6 +437,8 @@ TEST(T2wPrompt, FileLayoutPerStepCountAndStreamRuns) {
             ADD_FAILURE() << "--flow-steps " << cfg.flow_steps << " accepted on a " << N << "-step cache";
         } catch (const rtf::Error &e) {
             EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+            EXPECT_EQ(e.setting(), "flow-steps") << e.what();
+            EXPECT_EQ(error_text(e).rfind("--flow-steps: ", 0), 0u) << error_text(e);
         }
     }
 }

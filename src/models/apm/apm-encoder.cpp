@@ -28,7 +28,7 @@ void ApmConfig::validate() const {
         throw_usage("apm threads: " + std::to_string(n_threads) + " is out of range (1..512)");
     const auto &wt = apm_weight_types();
     if (std::find(wt.begin(), wt.end(), weight_type) == wt.end())
-        throw_usage("--apm-weight-type '" + weight_type + "': use file, f16, bf16, q8_0 or q4_0");
+        throw_setting("apm-weight-type", "'" + weight_type + "': use file, f16, bf16, q8_0 or q4_0");
     if (kv_type != GGML_TYPE_F16 && kv_type != GGML_TYPE_F32)
         throw_usage(std::string("apm KV cache type: ") + ggml_type_name(kv_type) + " is not supported (f16, f32)");
 }

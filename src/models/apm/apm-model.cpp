@@ -56,7 +56,7 @@ ApmModel::ApmModel(const std::string &path, const std::string &weight_type) : pa
     {
         const auto &v = apm_weight_types();
         if (std::find(v.begin(), v.end(), weight_type) == v.end())
-            throw_usage("--apm-weight-type '" + weight_type + "': use file, f16, bf16, q8_0 or q4_0");
+            throw_setting("apm-weight-type", "'" + weight_type + "': use file, f16, bf16, q8_0 or q4_0");
     }
     gguf::require_layout(path, gguf::Role::apm);
     gguf::MappedGguf f(path);

@@ -12,16 +12,16 @@ namespace rtf::apm {
 
 AudioInput load_audio_16k(const std::string &path) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw_usage("--input " + path + ": no such file");
-    if (std::filesystem::is_directory(path, ec)) throw_usage("--input " + path + ": is a directory, not an audio file");
+    if (!std::filesystem::exists(path, ec)) throw_setting("input", path + ": no such file");
+    if (std::filesystem::is_directory(path, ec)) throw_setting("input", path + ": is a directory, not an audio file");
     WavData w = read_wav(path);  // names the path and libsndfile's reason when unreadable
-    if (w.frames <= 0 || w.channels <= 0) throw_usage("--input " + path + ": holds no audio samples");
+    if (w.frames <= 0 || w.channels <= 0) throw_setting("input", path + ": holds no audio samples");
     AudioInput a;
     a.path = path;
     a.source_rate = w.sample_rate;
     a.source_channels = w.channels;
     a.samples = resample(w.mono(), w.sample_rate, kSampleRate);
-    if (a.samples.empty()) throw_usage("--input " + path + ": no samples left at 16 kHz");
+    if (a.samples.empty()) throw_setting("input", path + ": no samples left at 16 kHz");
     return a;
 }
 

@@ -67,7 +67,7 @@ void LlmConfig::validate() const {
     if (!(top_p > 0.0f && top_p <= 1.0f)) throw_usage("llm.top_p must be in (0, 1]");
     if (!(min_p >= 0.0f && min_p < 1.0f)) throw_usage("llm.min_p must be in [0, 1)");
     if (text_turn != "echo" && text_turn != "fixed")
-        throw_usage("--text-turn = '" + text_turn + "': use echo (the text as the user turn) or fixed (a fixed instruction)");
+        throw_setting("text-turn", "'" + text_turn + "': use echo (the text as the user turn) or fixed (a fixed instruction)");
 }
 
 nlohmann::json LlmConfig::to_json() const {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "models/backend-devices.h"
+#include "machine/backend-devices.h"
 
 namespace rtf::lm {
 

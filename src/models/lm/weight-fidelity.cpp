@@ -94,9 +94,9 @@ const std::string &default_fidelity_text() {
 void LlmFidelityConfig::validate() const {
     if (model_path.empty()) throw_usage("lm-fidelity: the LLM model path is empty");
     if (placement.weight_type == "file")
-        throw_usage("lm-fidelity: --weight-type must name a type to price against the file's own (file is the reference)");
-    if (max_tokens < 2) throw_usage("lm-fidelity: --n (positions) must be >= 2, got " + std::to_string(max_tokens));
-    if (!(temperature > 0)) throw_usage("lm-fidelity: --temperature must be > 0");
+        throw_setting("weight-type", "must name a type to price against the file's own (file is the reference)");
+    if (max_tokens < 2) throw_setting("n", "positions must be >= 2, got " + std::to_string(max_tokens));
+    if (!(temperature > 0)) throw_setting("temperature", "must be > 0");
 }
 
 namespace {
@@ -202,9 +202,9 @@ WeightFidelity llm_weight_fidelity(const LlmFidelityConfig &cfg) {
 void TtsFidelityConfig::validate() const {
     if (model_path.empty()) throw_usage("lm-fidelity: the TTS model path is empty");
     if (placement.weight_type == "file")
-        throw_usage("lm-fidelity: --weight-type must name a type to price against the file's own (file is the reference)");
+        throw_setting("weight-type", "must name a type to price against the file's own (file is the reference)");
     if (condition_rows < 1) throw_usage("lm-fidelity: condition rows must be >= 1");
-    if (n_codes < 1) throw_usage("lm-fidelity: --n (codes) must be >= 1, got " + std::to_string(n_codes));
+    if (n_codes < 1) throw_setting("n", "codes must be >= 1, got " + std::to_string(n_codes));
 }
 
 WeightFidelity tts_weight_fidelity(const TtsFidelityConfig &cfg) {

@@ -145,11 +145,11 @@ void PromptBundle::save(const std::string &dir) const {
 // ---------------------------------------------------------------- options, result
 
 void PromptCacheOptions::validate() const {
-    if (steps < 1 || steps > 100) throw_usage("--steps " + std::to_string(steps) + ": the Euler step count must be 1..100 (the reference uses 5)");
+    if (steps < 1 || steps > 100) throw_setting("steps", std::to_string(steps) + ": the Euler step count must be 1..100 (the reference uses 5)");
     if (!(temperature > 0.0f) || !std::isfinite(temperature)) {
-        throw_usage("--temperature " + std::to_string(temperature) + ": must be a finite number > 0 (the reference uses 1.0)");
+        throw_setting("temperature", std::to_string(temperature) + ": must be a finite number > 0 (the reference uses 1.0)");
     }
-    if (threads < 1 || threads > 512) throw_usage("--threads " + std::to_string(threads) + ": must be 1..512");
+    if (threads < 1 || threads > 512) throw_setting("threads", std::to_string(threads) + ": must be 1..512");
 }
 
 nlohmann::json PromptCache::to_json() const {

@@ -25,7 +25,7 @@ void check_one_of(const std::string &field, const std::string &what, const std::
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
     std::string list;
     for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
-    throw_usage("t2w: " + field + " '" + v + "' is not a " + what + " compute type; use " + list);
+    throw_setting(field, "'" + v + "' is not a " + what + " compute type; use " + list);
 }
 }  // namespace
 
@@ -43,10 +43,10 @@ void T2wConfig::validate() const {
         throw_usage("t2w: flow steps must be 0 (from the prompt cache) or 1..100, got " +
                     std::to_string(flow_steps));
     }
-    check_one_of("type_t2m", "token2mel", type_t2m, t2m_types());
-    check_one_of("type_voc", "vocoder", type_voc, voc_types());
+    check_one_of("t2w-type-t2m", "token2mel", type_t2m, t2m_types());
+    check_one_of("t2w-type-voc", "vocoder", type_voc, voc_types());
     if (first_window < kMinFirstWindow || first_window > kWindowTokens) {
-        throw_usage("--t2w-first-window: " + std::to_string(first_window) +
+        throw_setting("t2w-first-window", std::to_string(first_window) +
                     " tokens; use 8..28 (28 = the reference's 25 + 3 look-ahead; below 8 the first window's audio "
                     "would be trimmed away)");
     }

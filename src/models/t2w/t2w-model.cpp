@@ -10,7 +10,7 @@
 #include <gguf.h>
 
 #include "core/error.h"
-#include "models/backend-devices.h"
+#include "machine/backend-devices.h"
 #include "models/gguf/gguf-file.h"
 #include "models/t2w/onednn-conv.h"
 #include "models/t2w/onednn-linear.h"
@@ -371,9 +371,10 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
     const bool cpu_voc = ggml_backend_dev_type(m->dev_voc_) == GGML_BACKEND_DEVICE_TYPE_CPU;
     if (tv == GGML_TYPE_BF16) {
         if (!cpu_voc || !onednn::available())
-            throw_usage(std::string("--t2w-type-voc bf16: needs the CPU device and oneDNN (") +
+            throw_setting("t2w-type-voc",
+                          std::string("bf16 needs the CPU device and oneDNN (") +
                         (!cpu_voc ? std::string("the vocoder is on ") + ggml_backend_dev_name(m->dev_voc_) +
-                                        ": use --t2w-device-voc CPU"
+                                        ": place it on CPU (t2w-device-voc)"
                          : !onednn::compiled() ? std::string("this build has no oneDNN: install libdnnl-dev and rebuild")
                                                : std::string("switched off by RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0")) +
                         "); or use f32 or f16");

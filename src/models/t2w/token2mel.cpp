@@ -436,7 +436,7 @@ const std::shared_ptr<const Voice> &Token2Mel::voice() const { return impl_->voi
 Token2Mel::Token2Mel(const T2wModel &model, const T2wConfig &cfg) {
     steps_ = cfg.flow_steps == 0 ? model.prompt().n_timesteps : cfg.flow_steps;
     if (steps_ != model.prompt().n_timesteps) {
-        throw_usage("t2w: --flow-steps " + std::to_string(cfg.flow_steps) + " does not match the prompt cache (" +
+        throw_setting("flow-steps", std::to_string(cfg.flow_steps) + " does not match the prompt cache (" +
                     model.prompt_file() + " has n_timesteps " + std::to_string(model.prompt().n_timesteps) +
                     "; its per-step DiT caches exist for exactly that many steps: build one for " +
                     std::to_string(cfg.flow_steps) + " with `rtf t2w-prompt --steps " + std::to_string(cfg.flow_steps) + "`)");
