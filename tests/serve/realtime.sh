@@ -5,7 +5,8 @@
 # handshake and reads session.created, and rtf load --duplex runs sessions from a recording
 # in real time: one session's timeline is judged by the five checks (pass or fail is this
 # machine's speed; the JSON is checked exactly), two sessions on one slot give one refusal
-# (429), and bad flags name the flag. The server is killed at exit whatever happens.
+# (429), an Opus reply decodes with opusdec to the samples announced, and bad flags name the
+# flag. The server is killed at exit whatever happens.
 source "$(dirname "$0")/../e2e/lib.sh"
 KIT=$TMP/kit
 "$RTF" twin --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
@@ -106,6 +107,74 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 st = sorted(s["status"] for s in j["sessions"])
 assert st == [101, 429] and j["refused"] == 1 and j["ended"] == 1, st
+PY
+
+# An Opus reply, decoded by an independent decoder: the stdlib client above asks for
+# output_audio_format opus, streams the recording paced in 100 ms pieces with a forced reply
+# (frames 3-4), collects the reply's response.audio.delta bytes, and opusdec (opus-tools)
+# decodes them: one Ogg stream, as many samples as response.done's audio_s says (24 kHz).
+timeout 90 python3 - "$RP" "$TMP/speech.wav" "$TMP/reply.opus" "$TMP/reply.wav" <<'PY' && echo "ok: a realtime Opus reply decodes (opusdec) to the samples announced" || { echo "FAIL: realtime Opus reply"; fails=$((fails+1)); }
+import base64, hashlib, json, math, os, socket, struct, subprocess, sys, time, wave
+port, wav_in, opus_path, wav_out = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def connect():
+    for _ in range(40):  # the previous session's slot frees within a moment
+        key = base64.b64encode(os.urandom(16)).decode()
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.sendall((f"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        buf = b""
+        while b"\r\n\r\n" not in buf: buf += s.recv(4096)
+        head, rest = buf.split(b"\r\n\r\n", 1)
+        if head.startswith(b"HTTP/1.1 101"): return s, rest
+        assert head.startswith(b"HTTP/1.1 429"), head
+        s.close(); time.sleep(0.25)
+    raise SystemExit("no session slot")
+s, rest = connect()
+def need(n):
+    global rest
+    while len(rest) < n:
+        chunk = s.recv(65536)
+        if not chunk: raise EOFError
+        rest += chunk
+    out, rest = rest[:n], rest[n:]; return out
+def recv():
+    b0, b1 = need(2); n = b1 & 0x7F
+    if n == 126: n = struct.unpack(">H", need(2))[0]
+    elif n == 127: n = struct.unpack(">Q", need(8))[0]
+    return b0 & 0x0F, need(n)
+def send(op, payload):
+    mask = os.urandom(4); n = len(payload)
+    hdr = bytes([0x80 | op]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else bytes([0x80 | 127]) + struct.pack(">Q", n))
+    s.sendall(hdr + mask + bytes(p ^ mask[i % 4] for i, p in enumerate(payload)))
+op, m = recv(); assert json.loads(m)["type"] == "session.created", m
+send(1, json.dumps({"type": "session.update", "session": {"speak_frames": "3-4", "output_audio_format": "opus"}}).encode())
+op, m = recv(); ev = json.loads(m); assert ev["type"] == "session.updated" and ev["session"]["output_audio_format"] == "opus", ev
+w = wave.open(wav_in)
+pcm = w.readframes(w.getnframes()) if w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2 else b""
+want = 16000 * 2 * 6  # 6 frames of 1 s
+pcm = (pcm + b"".join(struct.pack("<h", int(6000 * math.sin(2 * math.pi * 220 * i / 16000))) for i in range(16000 * 6)))[:want]
+t0 = time.monotonic()
+for k in range(0, want, 3200):
+    send(2, pcm[k:k + 3200]); time.sleep(max(0.0, t0 + (k + 3200) / 32000 - time.monotonic()))
+send(1, b'{"type": "session.finish"}')
+data, samples, done = b"", 0, False
+while True:
+    op, m = recv()
+    if op == 8: break
+    if op != 1: continue
+    ev = json.loads(m)
+    if ev["type"] == "response.audio.delta":
+        data += base64.b64decode(ev["delta"])
+    elif ev["type"] == "response.done":
+        done = ev["response"]["status"]; samples = round(ev["response"]["audio_s"] * 24000)
+    elif ev["type"] == "session.ended": break
+s.close()
+assert done == "completed" and samples > 0 and data[:4] == b"OggS" and data.count(b"OpusHead") == 1, (done, samples, data[:8])
+open(opus_path, "wb").write(data)
+subprocess.run(["opusdec", "--quiet", "--rate", "24000", opus_path, wav_out], check=True, capture_output=True, timeout=30)
+n = wave.open(wav_out).getnframes()
+assert abs(n - samples) <= 960, (n, samples)  # Opus codes whole 20 ms frames
+print("opus reply: %d bytes, %d samples in response.done, %d decoded" % (len(data), samples, n))
 PY
 
 kill -TERM $SRV_PID; wait $SRV_PID 2>/dev/null; SRV_PID=
