@@ -8,6 +8,7 @@
 # (429), an Opus reply decodes with opusdec to the samples announced, and bad flags name the
 # flag. The server is killed at exit whatever happens.
 source "$(dirname "$0")/../e2e/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)  # ws_stdlib.py: the independent client
 KIT=$TMP/kit
 "$RTF" twin --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
 if command -v flite >/dev/null; then
@@ -40,37 +41,18 @@ code=$(curl -s -m 10 -o "$TMP/426.json" -w '%{http_code}' "$URL/v1/realtime")
 [[ $code == 426 ]] && grep -q "\"websocket_url\":\"ws://127.0.0.1:$RP/v1/realtime\"" "$TMP/426.json" \
   && echo "ok: GET /v1/realtime -> 426 with the URL" || { echo "FAIL: GET /v1/realtime -> $code"; cat "$TMP/426.json"; fails=$((fails+1)); }
 
-# An independent client: the handshake by hand (RFC 6455 4.2.2: Sec-WebSocket-Accept), then
-# the first frame (text, unmasked, session.created), then a close frame.
-timeout 20 python3 - "$RP" <<'PY' && echo "ok: RFC 6455 handshake + session.created (independent client)" || { echo "FAIL: independent client"; fails=$((fails+1)); }
-import base64, hashlib, json, os, socket, struct, sys
-port = int(sys.argv[1])
-key = base64.b64encode(os.urandom(16)).decode()
-s = socket.create_connection(("127.0.0.1", port), timeout=10)
-s.sendall((f"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-buf = b""
-while b"\r\n\r\n" not in buf: buf += s.recv(4096)
-head, rest = buf.split(b"\r\n\r\n", 1)
-lines = head.decode().split("\r\n")
-assert lines[0].startswith("HTTP/1.1 101"), lines[0]
-hdr = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip() for l in lines[1:]}
-want = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
-assert hdr["sec-websocket-accept"] == want, (hdr, want)
-def need(n):
-    global rest
-    while len(rest) < n: rest += s.recv(65536)
-    out, rest = rest[:n], rest[n:]; return out
-b0, b1 = need(2)
-assert b0 == 0x81 and not (b1 & 0x80), (b0, b1)  # FIN + text, server frames unmasked
-n = b1 & 0x7F
-if n == 126: n = struct.unpack(">H", need(2))[0]
-elif n == 127: n = struct.unpack(">Q", need(8))[0]
-ev = json.loads(need(n))
+# An independent client (ws_stdlib.py: the handshake by hand, RFC 6455 4.2.2's Sec-WebSocket-Accept
+# checked), then the first frame (whole, text, unmasked: session.created), then a close frame.
+timeout 20 python3 - "$RP" "$HERE" <<'PY' && echo "ok: RFC 6455 handshake + session.created (independent client)" || { echo "FAIL: independent client"; fails=$((fails+1)); }
+import json, sys
+sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[2])
+from ws_stdlib import Conn
+c = Conn(int(sys.argv[1]), timeout=10)
+op, m = c.recv()
+assert op == 1, op  # text
+ev = json.loads(m)
 assert ev["type"] == "session.created" and ev["session"]["input_audio_format"]["rate"] == 16000, ev
-mask = os.urandom(4); payload = struct.pack(">H", 1000)
-s.sendall(bytes([0x88, 0x80 | len(payload)]) + mask + bytes(p ^ mask[i % 4] for i, p in enumerate(payload)))
-s.close()
+c.close(1000)
 PY
 
 # One session from the recording, paced in real time, with a forced reply (frames 3-5).
@@ -113,39 +95,13 @@ PY
 # output_audio_format opus, streams the recording paced in 100 ms pieces with a forced reply
 # (frames 3-4), collects the reply's response.audio.delta bytes, and opusdec (opus-tools)
 # decodes them: one Ogg stream, as many samples as response.done's audio_s says (24 kHz).
-timeout 90 python3 - "$RP" "$TMP/speech.wav" "$TMP/reply.opus" "$TMP/reply.wav" <<'PY' && echo "ok: a realtime Opus reply decodes (opusdec) to the samples announced" || { echo "FAIL: realtime Opus reply"; fails=$((fails+1)); }
-import base64, hashlib, json, math, os, socket, struct, subprocess, sys, time, wave
+timeout 90 python3 - "$RP" "$TMP/speech.wav" "$TMP/reply.opus" "$TMP/reply.wav" "$HERE" <<'PY' && echo "ok: a realtime Opus reply decodes (opusdec) to the samples announced" || { echo "FAIL: realtime Opus reply"; fails=$((fails+1)); }
+import base64, json, math, struct, subprocess, sys, time, wave
 port, wav_in, opus_path, wav_out = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-def connect():
-    for _ in range(40):  # the previous session's slot frees within a moment
-        key = base64.b64encode(os.urandom(16)).decode()
-        s = socket.create_connection(("127.0.0.1", port), timeout=30)
-        s.sendall((f"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-        buf = b""
-        while b"\r\n\r\n" not in buf: buf += s.recv(4096)
-        head, rest = buf.split(b"\r\n\r\n", 1)
-        if head.startswith(b"HTTP/1.1 101"): return s, rest
-        assert head.startswith(b"HTTP/1.1 429"), head
-        s.close(); time.sleep(0.25)
-    raise SystemExit("no session slot")
-s, rest = connect()
-def need(n):
-    global rest
-    while len(rest) < n:
-        chunk = s.recv(65536)
-        if not chunk: raise EOFError
-        rest += chunk
-    out, rest = rest[:n], rest[n:]; return out
-def recv():
-    b0, b1 = need(2); n = b1 & 0x7F
-    if n == 126: n = struct.unpack(">H", need(2))[0]
-    elif n == 127: n = struct.unpack(">Q", need(8))[0]
-    return b0 & 0x0F, need(n)
-def send(op, payload):
-    mask = os.urandom(4); n = len(payload)
-    hdr = bytes([0x80 | op]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else bytes([0x80 | 127]) + struct.pack(">Q", n))
-    s.sendall(hdr + mask + bytes(p ^ mask[i % 4] for i, p in enumerate(payload)))
+sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[5])
+from ws_stdlib import Conn
+c = Conn(port, busy_retries=40)  # the previous session's slot frees within a moment
+recv, send = c.recv, c.send
 op, m = recv(); assert json.loads(m)["type"] == "session.created", m
 send(1, json.dumps({"type": "session.update", "session": {"speak_frames": "3-4", "output_audio_format": "opus"}}).encode())
 op, m = recv(); ev = json.loads(m); assert ev["type"] == "session.updated" and ev["session"]["output_audio_format"] == "opus", ev
@@ -168,7 +124,7 @@ while True:
     elif ev["type"] == "response.done":
         done = ev["response"]["status"]; samples = round(ev["response"]["audio_s"] * 24000)
     elif ev["type"] == "session.ended": break
-s.close()
+c.s.close()
 assert done == "completed" and samples > 0 and data[:4] == b"OggS" and data.count(b"OpusHead") == 1, (done, samples, data[:8])
 open(opus_path, "wb").write(data)
 subprocess.run(["opusdec", "--quiet", "--rate", "24000", opus_path, wav_out], check=True, capture_output=True, timeout=30)
