@@ -62,7 +62,7 @@ std::string default_apm_path(const fs::path &root) {
 }  // namespace
 
 std::string resolve_apm(const std::string &dir) {
-    if (dir.empty()) throw_setting("models", "no kit directory given");
+    if (dir.empty()) throw_setting("models", "no kit directory given (give a kit directory; `rtf twin --out DIR` makes one)");
     if (!fs::is_directory(dir)) throw_setting("models", dir + " is not a directory");
     const std::string p = default_apm_path(dir);
     if (!fs::is_regular_file(p))
@@ -79,7 +79,7 @@ nlohmann::json Kit::to_json() const {
 }
 
 Kit resolve_kit(const std::string &dir, bool check_layouts) {
-    if (dir.empty()) throw_setting("models", "no kit directory given");
+    if (dir.empty()) throw_setting("models", "no kit directory given (give a kit directory; `rtf twin --out DIR` makes one)");
     fs::path root(dir);
     if (!fs::is_directory(root)) throw_setting("models", dir + " is not a directory");
     Kit k;
