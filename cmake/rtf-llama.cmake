@@ -59,3 +59,18 @@ else()
         FILES_MATCHING PATTERN "*.so*" PATTERN cmake EXCLUDE PATTERN pkgconfig EXCLUDE)
 endif()
 message(STATUS "rtfkit: llama.cpp ${RTF_LLAMA_CPP_VERSION}")
+
+# Vulkan: ggml's Vulkan backend built from the same pinned tree as a loadable module
+# (GGML_BACKEND_DL), loaded at run time by src/machine/backend-devices.cpp. The CPU build's
+# libggml is unchanged, so the release build gains Vulkan without compiling anything twice.
+if(RTF_VULKAN)
+    if(NOT RTF_VULKAN_MODULE)
+        set(RTF_VULKAN_MODULE ${CMAKE_SOURCE_DIR}/.deps/llama.cpp-${RTF_LLAMA_TAG}-vulkan/module/libggml-vulkan.so)
+    endif()
+    if(NOT EXISTS ${RTF_VULKAN_MODULE})
+        message(FATAL_ERROR "RTF_VULKAN=ON but ggml's Vulkan module is not at ${RTF_VULKAN_MODULE}.\n"
+            "Run ./scripts/setup.sh --vulkan (or scripts/fetch-llama.sh --vulkan), or set RTF_VULKAN_MODULE.")
+    endif()
+    find_package(Vulkan REQUIRED)
+    message(STATUS "rtfkit: Vulkan module ${RTF_VULKAN_MODULE}")
+endif()

@@ -2,22 +2,34 @@
 # Fetch the pinned llama.cpp release (scripts/llama-cpp.lock), verify it, build and
 # install only ggml, libllama and libmtmd into .deps/.
 #
-#   scripts/fetch-llama.sh [--cuda]
+#   scripts/fetch-llama.sh [--cuda]   ggml (CPU, or CPU + CUDA), libllama, libmtmd
+#   scripts/fetch-llama.sh --vulkan   only ggml's Vulkan backend, as a loadable module
 #
-# Result: .deps/llama.cpp-<tag>-<cpu|cuda>/install (a CMake prefix). Safe to run twice:
-# a finished install is kept (stamp file), nothing is downloaded or rebuilt.
+# Result: .deps/llama.cpp-<tag>-<cpu|cuda>/install (a CMake prefix), or for --vulkan
+# .deps/llama.cpp-<tag>-vulkan/module/libggml-vulkan.so. The module is built from the same
+# tree with GGML_BACKEND_DL, so the cpu install's libggml loads it at run time
+# (ggml_backend_load): nothing else is built twice. It needs Debian's libvulkan-dev, glslc
+# and spirv-headers (scripts/deps-debian-vulkan.txt) and one patch of ours to the tree
+# (scripts/patches/ggml-vulkan-old-headers.patch: Debian 12's Vulkan headers are 1.3.239).
+# Safe to run twice: a finished install is kept (stamp file), nothing is downloaded or rebuilt.
 # Environment: RTF_JOBS (parallel jobs, default: nproc), RTF_DEPS_DIR (default .deps).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=llama-cpp.lock
 source "$root/scripts/llama-cpp.lock"
 variant=cpu
-[[ "${1:-}" == "--cuda" ]] && variant=cuda
+case "${1:-}" in
+  "") ;;
+  --cuda) variant=cuda ;;
+  --vulkan) variant=vulkan ;;
+  *) echo "fetch-llama.sh: unknown option '$1' (allowed: --cuda, --vulkan)" >&2; exit 1 ;;
+esac
 deps=${RTF_DEPS_DIR:-$root/.deps}
 jobs=${RTF_JOBS:-$(nproc)}
 tarball="$deps/$NPM_PACKAGE-$NPM_VERSION.tgz"
 src="$deps/llama.cpp-$LLAMA_TAG"
 prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/install"
+[[ $variant == vulkan ]] && prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/module"
 bdir="$deps/llama.cpp-$LLAMA_TAG-$variant/build"
 stamp="$prefix/.rtf-stamp"
 # bump when the build recipe below changes, so existing installs are rebuilt
@@ -56,6 +68,30 @@ if [[ ! -f "$src/CMakeLists.txt" ]]; then
   rm -rf "$deps/unpack"
 fi
 commit=$(git -C "$src" rev-parse --short=12 HEAD)
+
+# 3a. --vulkan: only the Vulkan backend module (its shaders are compiled by the build)
+if [[ $variant == vulkan ]]; then
+  patch="$root/scripts/patches/ggml-vulkan-old-headers.patch"
+  if ! git -C "$src" apply --reverse --check "$patch" 2>/dev/null; then
+    git -C "$src" apply "$patch" || { echo "error: could not apply $patch to $src" >&2; exit 1; }
+  fi
+  gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+  echo "building llama.cpp $LLAMA_TAG ($commit): ggml's Vulkan backend module with $jobs jobs (~6 min on 2 cores)"
+  cmake -S "$src" -B "$bdir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+    -DGGML_BACKEND_DL=ON -DGGML_VULKAN=ON -DGGML_CPU=OFF -DGGML_NATIVE=OFF \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_MTMD=OFF -DLLAMA_OPENSSL=OFF >"$deps/llama-configure-vulkan.log" 2>&1 ||
+    { tail -30 "$deps/llama-configure-vulkan.log" >&2
+      echo "error: llama.cpp Vulkan configure failed (log: $deps/llama-configure-vulkan.log; it needs the packages in scripts/deps-debian-vulkan.txt)" >&2; exit 1; }
+  cmake --build "$bdir" --target ggml-vulkan -j "$jobs"
+  mkdir -p "$prefix"
+  cp "$(find "$bdir" -name 'libggml-vulkan.so' -print -quit)" "$prefix/"
+  echo "$LLAMA_TAG $commit" >"$prefix/llama-cpp-version"
+  echo "$want_stamp" >"$stamp"
+  echo "llama.cpp Vulkan module installed: $prefix/libggml-vulkan.so"
+  exit 0
+fi
 
 # 3. build only the libraries (no tools, tests, examples, server, common)
 cuda=OFF; [[ $variant == cuda ]] && cuda=ON

@@ -20,10 +20,11 @@ int run_devices(bool json) {
     }
     std::cout << "backend devices (use the name with --device):\n";
     for (const auto &d : b.devices) {
-        std::cout << "  " << d.name << "  [" << d.type << "]  " << d.description << "  memory "
-                  << human_bytes(static_cast<double>(d.memory_free)) << " free / "
+        std::cout << "  " << d.name << "  [" << d.type << (d.software ? ", software" : "") << "]  " << d.description
+                  << "  memory " << human_bytes(static_cast<double>(d.memory_free)) << " free / "
                   << human_bytes(static_cast<double>(d.memory_total)) << "\n";
     }
+    for (const auto &n : b.notes) std::cout << "  note: " << n << "\n";
     std::cout << "cpu: " << (t.cpu_model.empty() ? "unknown model" : t.cpu_model) << "\n"
               << "  packages " << t.n_packages << ", cores " << t.n_cores << ", PUs " << t.n_pus
               << ", allowed PUs " << format_pu_list(t.allowed_pus) << "\n";

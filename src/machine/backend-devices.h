@@ -1,5 +1,13 @@
 #pragma once
-// ggml backend devices (CPU, CUDA, ...) as compiled into this build of llama.cpp.
+// ggml backend devices (CPU, CUDA, Vulkan, ...) as compiled into, or loaded by, this build.
+//
+// Vulkan (cmake -DRTF_VULKAN=ON, scripts/setup.sh --vulkan): ggml's Vulkan backend is a module
+// (libggml-vulkan.so, built by scripts/fetch-llama.sh --vulkan) that backend_info() loads on
+// first use; RTF_VULKAN_MODULE=PATH names another module file. A Vulkan device that runs on
+// the CPU (Mesa's lavapipe, "llvmpipe"; SwiftShader) is marked `software`: ggml hides such
+// devices and rtf refuses to place a stage on one unless RTF_ALLOW_SOFTWARE_DEVICE=1 is set
+// (then rtf makes ggml show them too). Tests set it to check correctness on lavapipe; its
+// speed means nothing.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -14,19 +22,32 @@ struct BackendDevice {
     std::string type;         // "cpu", "gpu", "igpu", "accel"
     size_t memory_free = 0;   // bytes
     size_t memory_total = 0;  // bytes
+    std::string backend;      // the registering backend: "CPU", "CUDA", "Vulkan", ...
+    bool software = false;    // a GPU API device that runs on the CPU (lavapipe, SwiftShader)
 };
 
 struct BackendInfo {
     std::vector<std::string> backends;      // registered ggml backends, e.g. {"CPU"}
     std::vector<std::string> cpu_features;  // e.g. {"AVX2", "F16C", "FMA", ...} as ggml reports them
     std::vector<BackendDevice> devices;
+    // What a user should know about devices not in `devices`: a software Vulkan device
+    // hidden without the opt-in, a Vulkan module that failed to load.
+    std::vector<std::string> notes;
 };
+
+// RTF_ALLOW_SOFTWARE_DEVICE=1: software devices may be listed and used.
+bool software_devices_allowed();
 
 // Initialises ggml's backends once (thread-safe) and lists them.
 const BackendInfo &backend_info();
 
-// Throws rtf::Error(Usage) listing the available names when `name` is unknown.
+// Throws rtf::Error(Usage) listing the available names when `name` is unknown, and when it
+// names a software device without the opt-in.
 const BackendDevice &find_backend_device(const std::string &name);
+
+// The devices a stage placed on "auto" may offload to: every GPU-type device but the
+// software ones (so the opt-in never moves an "auto" stage onto lavapipe).
+std::vector<std::string> auto_offload_devices();
 
 nlohmann::json to_json(const BackendInfo &info);
 

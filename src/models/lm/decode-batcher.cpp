@@ -294,7 +294,7 @@ public:
             }
         }
         batch_.n_tokens = i;
-        const int rc = llama_decode(inst_.ctx.get(), batch_);
+        const int rc = locked_decode(inst_, batch_);
         if (rc != 0)
             throw_runtime(name_ + ": llama_decode failed (code " + std::to_string(rc) + ") for a batch of " +
                           std::to_string(parts.size()) + " stream(s), " + std::to_string(i) + " rows: " + take_llama_log());

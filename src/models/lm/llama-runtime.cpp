@@ -16,6 +16,8 @@
 #include <ggml.h>
 
 #include "core/error.h"
+#include "machine/backend-devices.h"
+#include "machine/device-lock.h"
 
 namespace rtf::lm {
 
@@ -72,7 +74,7 @@ void ensure_llama_backend() {
         const char *e = std::getenv("RTF_LLAMA_LOG");
         g_echo = e && std::string(e) == "1";
         llama_log_set(log_callback, nullptr);
-        ggml_backend_load_all();
+        backend_info();  // loads ggml's modules (Vulkan) the way `rtf devices` lists them
         llama_backend_init();
     });
 }
@@ -176,7 +178,12 @@ LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &place
         mp.devices = devs.data();
         mp.n_gpu_layers = devs.size() > 1 ? placement.n_gpu_layers : 0;
     } else {
-        mp.n_gpu_layers = placement.n_gpu_layers;
+        // llama's own "all devices" would take a software device too (lavapipe, when the
+        // opt-in shows it): name the real ones instead
+        for (const auto &name : auto_offload_devices()) devs.push_back(ggml_backend_dev_by_name(name.c_str()));
+        devs.push_back(nullptr);
+        mp.devices = devs.data();
+        mp.n_gpu_layers = devs.size() > 1 ? placement.n_gpu_layers : 0;
     }
     mp.load_mode = placement.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
     static const bool amx = amx_buffer_type_present();
@@ -221,7 +228,15 @@ LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &place
         inst.pool_batch = cp.n_threads_batch == cp.n_threads ? nullptr : make_pool(placement, cp.n_threads_batch);
         llama_attach_threadpool(inst.ctx.get(), inst.pool.get(), inst.pool_batch ? inst.pool_batch.get() : inst.pool.get());
     }
+    for (auto *d : devs) {
+        if (d) inst.devices.push_back(d);
+    }
     return inst;
+}
+
+int locked_decode(LlamaInstance &inst, const llama_batch &batch) {
+    DeviceComputeGuard serial(inst.devices);
+    return llama_decode(inst.ctx.get(), batch);
 }
 
 }  // namespace rtf::lm

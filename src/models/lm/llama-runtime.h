@@ -4,6 +4,7 @@
 // and ModelPlacement -> llama params.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <llama.h>
 
@@ -53,7 +54,12 @@ struct LlamaInstance {
     ThreadpoolPtr pool;
     ThreadpoolPtr pool_batch;
     LlamaContextPtr ctx;
+    std::vector<ggml_backend_dev_t> devices;  // what it offloads to (empty: CPU only)
 };
+
+// llama_decode holding the compute locks of the instance's devices (machine/device-lock.h:
+// a Vulkan device takes one compute at a time). Every decode in the engines goes here.
+int locked_decode(LlamaInstance &inst, const llama_batch &batch);
 
 // Loads `path` with `placement` and creates a context (embeddings output on when
 // `embeddings`). Throws rtf::Error(Setup) naming `what` and the file, quoting libllama's

@@ -185,7 +185,7 @@ struct DuplexLlm::Impl {
                 batch.seq_id[i][0] = 0;
                 batch.logits[i] = s + i == n - 1;
             }
-            check(llama_decode(inst.ctx.get(), batch), what);
+            check(locked_decode(inst, batch), what);
             pos += m;
         }
     }
@@ -203,7 +203,7 @@ struct DuplexLlm::Impl {
                 batch_embd.seq_id[i][0] = 0;
                 batch_embd.logits[i] = s + i == n - 1;
             }
-            check(llama_decode(inst.ctx.get(), batch_embd), what);
+            check(locked_decode(inst, batch_embd), what);
             pos += m;
         }
     }

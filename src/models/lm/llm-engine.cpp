@@ -178,7 +178,7 @@ struct LlmEngine::Impl {
                 batch.seq_id[i][0] = 0;
                 batch.logits[i] = all_outputs || (s + i == n - 1);
             }
-            const int rc = llama_decode(inst.ctx.get(), batch);
+            const int rc = locked_decode(inst, batch);
             if (rc != 0)
                 throw_runtime(std::string("llm: llama_decode failed for the ") + what + " (code " + std::to_string(rc) +
                               ") at position " + std::to_string(pos0 + s) + ": " + take_llama_log());

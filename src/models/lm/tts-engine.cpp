@@ -46,7 +46,7 @@ public:
                 batch_.seq_id[i][0] = 0;
                 batch_.logits[i] = (start + i == n - 1);
             }
-            const int rc = llama_decode(inst_.ctx.get(), batch_);
+            const int rc = locked_decode(inst_, batch_);
             if (rc != 0)
                 throw_runtime("tts: llama_decode failed (code " + std::to_string(rc) + ") for " + std::to_string(m) +
                               " rows at position " + std::to_string(pos0 + start) + ": " + take_llama_log());

@@ -132,7 +132,7 @@ LlmPass llm_pass(const std::string &path, ModelPlacement pl, const std::vector<i
             b.seq_id[i][0] = 0;
             b.logits[i] = 1;
         }
-        const int rc = llama_decode(inst.ctx.get(), b);
+        const int rc = locked_decode(inst, b);
         if (rc != 0) {
             llama_batch_free(b);
             throw_runtime("lm-fidelity: llama_decode failed on " + out.file + " (code " + std::to_string(rc) +

@@ -2,6 +2,7 @@
 #include "models/t2w/voice.h"
 
 #include <cstdio>
+#include <mutex>
 #include <functional>
 #include <filesystem>
 #include <initializer_list>
@@ -278,7 +279,15 @@ std::string resolve_dir(const std::string &dir) {
 }
 
 ggml_backend_dev_t find_dev(const std::string &name) {
-    find_backend_device(name);  // throws Usage with the list of names when unknown
+    // throws Usage with the list of names when unknown (and for a software device without the opt-in)
+    if (find_backend_device(name).software) {
+        static std::once_flag said;
+        std::call_once(said, [&] {
+            std::fprintf(stderr, "rtf: warning: Token2Wav on %s, a software Vulkan device: its graphs corrupted the heap "
+                                 "inside lavapipe (Mesa 22.3) in about half the runs tried (docs/vulkan.md)\n",
+                         name.c_str());
+        });
+    }
     ggml_backend_dev_t d = ggml_backend_dev_by_name(name.c_str());
     if (!d) throw_setup("token2wav: ggml device '" + name + "' not available");
     return d;

@@ -11,6 +11,8 @@
 
 #include <ggml.h>
 
+#include "machine/device-lock.h"
+
 namespace rtf::t2w {
 
 namespace {
@@ -36,6 +38,7 @@ bool op_profile_enabled() {
 }
 
 ggml_status compute_graph(ggml_backend_t backend, ggml_cgraph *gf, const char *graph) {
+    DeviceComputeGuard serial(ggml_backend_get_device(backend));  // a Vulkan device: one compute at a time
     if (!op_profile_enabled()) return ggml_backend_graph_compute(backend, gf);
     const int n = ggml_graph_n_nodes(gf);
     std::vector<std::pair<std::string, double>> local;
