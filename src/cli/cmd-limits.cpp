@@ -120,6 +120,7 @@ int run_limits(const LimitsOptions &o) {
             << "  device   type      threads   ms        GFLOP/s   weight GiB/s   of peak\n";
         for (const auto &d : devices) {
             bool cpu = find_backend_device(d).type == "cpu";
+            if (!cpu) rates.host_link.push_back(predict::measure_host_link(d, bw_bytes, reps));
             std::vector<int> ts = cpu ? threads : std::vector<int>{0};
             for (int t : ts) {
                 std::vector<predict::MatmulResult> rs;
@@ -129,12 +130,20 @@ int run_limits(const LimitsOptions &o) {
                     rates.matmul.push_back(r);
                     const double pk = cpu && r.type != "gemv-f16" ? rates.peak_gflops(r.type, r.n_threads) : NAN;
                     char line[200];
-                    std::snprintf(line, sizeof line, "  %-8s %-9s %-9d %-9.2f %-9.1f %-14.2f %s\n", r.device.c_str(),
+                    std::snprintf(line, sizeof line, "  %-8s %-9s %-9d %-9.2f %-9.1f %-14.2f %s\n",
+                                  (r.device + (find_backend_device(r.device).software ? "*" : "")).c_str(),
                                   r.type.c_str(), r.n_threads, r.ms, r.gflops, r.gib_s,
                                   std::isfinite(pk) ? (fmt(100.0 * r.gflops / pk, 0) + " %").c_str() : "-");
                     out << line;
                 }
             }
+        }
+        for (const auto &l : rates.host_link) {
+            const auto &bd = find_backend_device(l.device);
+            out << "  " << l.device << ": " << bd.description << ", host -> device " << fmt(l.upload_gib_s, 2)
+                << " GiB/s, device -> host " << fmt(l.download_gib_s, 2) << " GiB/s ("
+                << (l.bytes >> 20) << " MiB)" << (bd.software ? "; * software: a Vulkan device emulated on the CPU, its rates are not a GPU's" : "")
+                << "\n";
         }
         out << "\n";
     }
@@ -149,6 +158,7 @@ int run_limits(const LimitsOptions &o) {
         auto mj = predict::to_json(m);
         // the machine's ceiling beside ggml's achieved rate: their ratio is the operator headroom
         mj["ggml_gflops"] = m.gflops;
+        mj["software"] = find_backend_device(m.device).software;
         const double pk = m.device == "CPU" && m.type != "gemv-f16" ? rates.peak_gflops(m.type, m.n_threads) : NAN;
         mj["peak_gflops"] = std::isfinite(pk) ? nlohmann::json(pk) : nlohmann::json(nullptr);
         mj["ggml_of_peak"] = std::isfinite(pk) && pk > 0 ? nlohmann::json(m.gflops / pk) : nlohmann::json(nullptr);
@@ -163,6 +173,14 @@ int run_limits(const LimitsOptions &o) {
     j["bandwidth"] = bw;
     j["peak"] = pkj;
     j["matmul"] = mmj;
+    auto hl = nlohmann::json::array();
+    for (const auto &l : rates.host_link) {
+        auto lj = predict::to_json(l);
+        lj["software"] = find_backend_device(l.device).software;
+        lj["description"] = find_backend_device(l.device).description;
+        hl.push_back(lj);
+    }
+    j["host_link"] = hl;
     if (costs) {
         if (rates.bandwidth.empty() || rates.matmul.empty())
             throw_usage("--models needs both measurements (drop --no-bandwidth / --no-matmul)");

@@ -140,6 +140,10 @@ int run_predict(const PredictOptions &o) {
         }
     }
     if (!why.empty()) p.notes.push_back("no calibration: " + why);
+    for (const auto &d : hw.devices)
+        if (d.software)
+            p.notes.push_back(d.name + " (" + d.model + ") is a software device: an accelerator API emulated on the CPU; its "
+                              "figures say what that emulation does, not what a GPU would");
 
     nlohmann::json hwj = {{"name", hw.name}, {"title", hw.title}, {"path", hw.path}};
     nlohmann::json doc = {{"schema", "rtfkit.predict/1"},

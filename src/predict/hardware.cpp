@@ -1,6 +1,7 @@
 #include "predict/hardware.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "machine/backend-devices.h"
 #include "predict/roofline.h"
 #include "rtf/build-info.h"
 #include "core/error.h"
@@ -102,6 +104,10 @@ Hardware parse_hardware(const json &j, const std::string &what) {
         d.kind = text(dj, "kind", at, true);
         if (d.kind != "cpu" && d.kind != "accelerator") throw_usage(at + ".kind: '" + d.kind + "' is not cpu or accelerator");
         d.model = text(dj, "model", at, false);
+        if (dj.contains("software")) {
+            if (!dj.at("software").is_boolean()) throw_usage(at + ".software: must be true or false");
+            d.software = dj.at("software").get<bool>();
+        }
         d.cores = figure(dj, "cores", at, d.is_cpu());
         d.memory_gb_s = figure(dj, "memory_gb_s", at, true);
         d.host_link_gb_s = figure(dj, "host_link_gb_s", at, !d.is_cpu());
@@ -203,16 +209,41 @@ json hardware_from_limits(const MachineRates &rates, int threads, const std::str
         if (best > 0) flops[t] = {{"value", best}, {"source", src + ", register-only multiply-add loop (peak-flops.h)"}};
     }
     if (flops.empty()) throw_usage("--save-hardware: needs the arithmetic peak measurement (drop --no-matmul)");
+    json devices = json::array({{{"name", "cpu"},
+                                 {"kind", "cpu"},
+                                 {"model", cpu_model},
+                                 {"cores", {{"value", threads}, {"source", src + ": the threads the rates below were measured on"}}},
+                                 {"memory_gb_s", {{"value", bw * gb}, {"source", src + ", read bandwidth (GiB/s x 1.0737)"}}},
+                                 {"gflops", flops}}});
+    // Each other device measured (a GPU through ggml's CUDA or Vulkan backend): ggml's own
+    // rates on it, as an accelerator `--placement` can name. A software device (lavapipe) is
+    // said so: its rates are the CPU's, emulated.
+    for (const auto &link : rates.host_link) {
+        const BackendDevice &bd = find_backend_device(link.device);
+        const std::string dsrc = "measured by `rtf limits` on " + link.device + " (" + bd.description +
+                                 (bd.software ? ", a software device running on the CPU" : "") + "), " + when;
+        json g = json::object();
+        double gemv_gib_s = 0;
+        for (const auto &m : rates.matmul) {
+            if (m.device != link.device) continue;
+            if (m.type == "gemv-f16") gemv_gib_s = m.gib_s;
+            else g[m.type] = {{"value", m.gflops}, {"source", dsrc + ", ggml mul_mat " + std::to_string(m.m) + "^3"}};
+        }
+        if (g.empty() || !(gemv_gib_s > 0)) continue;  // needs both its matmul and GEMV rates
+        std::string name = link.device;
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        devices.push_back({{"name", name},
+                           {"kind", "accelerator"},
+                           {"model", bd.description},
+                           {"software", bd.software},
+                           {"memory_gb_s", {{"value", gemv_gib_s * gb}, {"source", dsrc + ", F16 GEMV weight-read rate (a lower bound)"}}},
+                           {"host_link_gb_s", {{"value", link.upload_gib_s * gb}, {"source", dsrc + ", host-to-device copy"}}},
+                           {"gflops", g}});
+    }
     return {{"schema", "rtfkit.hardware/1"},
             {"name", "this-machine"},
             {"title", cpu_model + " (measured by rtf limits)"},
-            {"devices",
-             json::array({{{"name", "cpu"},
-                           {"kind", "cpu"},
-                           {"model", cpu_model},
-                           {"cores", {{"value", threads}, {"source", src + ": the threads the rates below were measured on"}}},
-                           {"memory_gb_s", {{"value", bw * gb}, {"source", src + ", read bandwidth (GiB/s x 1.0737)"}}},
-                           {"gflops", flops}}})},
+            {"devices", devices},
             {"placement", {{"llm", "cpu"}, {"tts", "cpu"}, {"t2m", "cpu"}, {"voc", "cpu"}}}};
 }
 

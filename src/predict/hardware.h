@@ -51,6 +51,7 @@ struct DeviceSpec {
     std::map<std::string, Figure> gflops;  // "f32" | "f16" | "bf16" | "int8"
     std::vector<std::string> cannot_run;   // stages this device's backend cannot run
     std::string cannot_run_source;
+    bool software = false;       // an accelerator API emulated on the CPU (lavapipe): its figures are not a GPU's
 
     bool is_cpu() const { return kind == "cpu"; }
     // GFLOP/s for work of weight type `type` ("f32", "f16", "bf16", "q4_K", ...: the last and

@@ -230,6 +230,43 @@ MatmulResult measure_matmul(const std::string &device, const std::string &type, 
     return run_mul_mat(device, t, n_threads, size, size, size, reps);
 }
 
+HostLinkResult measure_host_link(const std::string &device, size_t bytes, int reps) {
+    if (reps < 1) throw_usage("--reps: must be >= 1");
+    ggml_backend_dev_t dev = find_dev(device);
+    GgmlRun g;
+    ggml_init_params ip{ggml_tensor_overhead() * 2, nullptr, true};
+    g.ctx = ggml_init(ip);
+    if (!g.ctx) throw_setup("ggml_init failed");
+    ggml_tensor *t = ggml_new_tensor_1d(g.ctx, GGML_TYPE_F32, static_cast<int64_t>(bytes / sizeof(float)));
+    g.buffer = ggml_backend_alloc_ctx_tensors_from_buft(g.ctx, ggml_backend_dev_buffer_type(dev));
+    if (!g.buffer) throw_setup("cannot allocate " + std::to_string(bytes) + " bytes on " + device);
+    std::vector<float> host(bytes / sizeof(float), 1.0f);
+    std::vector<double> up, down;
+    for (int r = 0; r < reps + 1; ++r) {
+        auto t0 = Clock::now();
+        ggml_backend_tensor_set(t, host.data(), 0, ggml_nbytes(t));
+        auto t1 = Clock::now();
+        ggml_backend_tensor_get(t, host.data(), 0, ggml_nbytes(t));
+        auto t2 = Clock::now();
+        if (r > 0) {
+            up.push_back(secs(t0, t1));
+            down.push_back(secs(t1, t2));
+        }
+    }
+    std::sort(up.begin(), up.end());
+    std::sort(down.begin(), down.end());
+    HostLinkResult res;
+    res.device = device;
+    res.bytes = ggml_nbytes(t);
+    res.upload_gib_s = static_cast<double>(res.bytes) / up[up.size() / 2] / kGiB;
+    res.download_gib_s = static_cast<double>(res.bytes) / down[down.size() / 2] / kGiB;
+    return res;
+}
+
+nlohmann::json to_json(const HostLinkResult &r) {
+    return {{"device", r.device}, {"bytes", r.bytes}, {"upload_gib_s", r.upload_gib_s}, {"download_gib_s", r.download_gib_s}};
+}
+
 MatmulResult measure_gemv(const std::string &device, int n_threads, int m, int k, int reps) {
     auto r = run_mul_mat(device, GGML_TYPE_F16, n_threads, m, 1, k, reps);
     r.type = "gemv-f16";

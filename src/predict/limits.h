@@ -51,6 +51,17 @@ MatmulResult measure_matmul(const std::string &device, const std::string &type, 
 // GEMV y = W x with W [k x m] F16: weight-read bandwidth through ggml.
 MatmulResult measure_gemv(const std::string &device, int n_threads, int m, int k, int reps);
 
+// Host -> device copies of `bytes` (ggml_backend_tensor_set into a buffer of a non-CPU
+// device): the link a stage's inputs and outputs cross. Median of `reps`, GiB/s.
+struct HostLinkResult {
+    std::string device;
+    size_t bytes = 0;
+    double upload_gib_s = 0;
+    double download_gib_s = 0;
+};
+HostLinkResult measure_host_link(const std::string &device, size_t bytes, int reps);
+nlohmann::json to_json(const HostLinkResult &r);
+
 nlohmann::json to_json(const BandwidthResult &r);
 nlohmann::json to_json(const MatmulResult &r);
 

@@ -36,6 +36,7 @@ struct MachineRates {
     std::vector<BandwidthResult> bandwidth;  // CPU, per thread count
     std::vector<MatmulResult> matmul;        // per device / type / threads
     std::vector<PeakResult> peak;            // CPU arithmetic peak per type / threads
+    std::vector<HostLinkResult> host_link;   // non-CPU devices: host <-> device copies
     double read_gib_s(int n_threads) const;             // NaN when none measured
     double gflops(const std::string &type, int n_threads) const;  // ggml mul_mat, CPU; f16 used for non-f32 types
     double peak_gflops(const std::string &type, int n_threads) const;  // NaN when not measured / unsupported
