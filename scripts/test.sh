@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build (if needed) and run rtfkit's whole test suite through ctest:
 #   0. the seeded golden twins (scripts/golden-twins.sh: once per clone, ~1 min)
-#   1. release build (build/): every test except those labelled `slow`, so also the
-#      `golden` comparisons with the reference runtime (test-t2w-golden, test-lm-golden)
+#   1. release build (build/, with ggml's Vulkan module: setup.sh --vulkan): every test
+#      except those labelled `slow`, so also the `golden` comparisons with the reference
+#      runtime (test-t2w-golden, test-lm-golden) and the `vulkan` tests on lavapipe (Mesa's
+#      software Vulkan device)
 #   2. ASan+UBSan build (build-asan/): tests labelled `unit` (builds target tests-unit)
 #   3. TSan build (build-tsan/): tests labelled `tsan`, the concurrent pipeline code and the
 #      speak / duplex pipelines on tiny twins (builds target tests-tsan). Token2Wav runs on
@@ -13,13 +15,14 @@
 #   RTF_TEST_SANITIZERS=0 ./scripts/test.sh   only the release suite
 #   RTF_TEST_SLOW=1 ./scripts/test.sh   also the `slow` tests (full-scale kits, soaks)
 #   RTF_TEST_GOLDEN=0 ./scripts/test.sh skip the golden twins and tests (a quick local run)
+#   RTF_TEST_VULKAN=0 ./scripts/test.sh no Vulkan build (the vulkan tests then skip, saying why)
 # Extra arguments are passed to every ctest call (e.g. -R queue).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${RTF_JOBS:-$(nproc)}
 t_setup=$(date +%s)
-./scripts/setup.sh
+if [[ "${RTF_TEST_VULKAN:-1}" == 1 ]]; then ./scripts/setup.sh --vulkan; else ./scripts/setup.sh; fi
 t0=$(date +%s)
 echo "== setup took $(( t0 - t_setup )) s"
 since() { echo "$(( $(date +%s) - t0 )) s"; }   # phase times in the log: CI's budget is 60 min
