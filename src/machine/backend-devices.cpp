@@ -173,11 +173,19 @@ const BackendDevice &find_backend_device(const std::string &name) {
 }
 
 std::vector<std::string> auto_offload_devices() {
-    std::vector<std::string> out;
+    // libllama's own default: the GPUs, else the integrated GPUs
+    std::vector<std::string> gpus, igpus;
     for (const auto &d : backend_info().devices) {
-        if (d.type != "cpu" && !d.software) out.push_back(d.name);
+        if (d.software) continue;
+        if (d.type == "gpu") gpus.push_back(d.name);
+        if (d.type == "igpu") igpus.push_back(d.name);
     }
-    return out;
+    return gpus.empty() ? igpus : gpus;
+}
+
+bool any_software_device() {
+    const auto &devs = backend_info().devices;
+    return std::any_of(devs.begin(), devs.end(), [](const BackendDevice &d) { return d.software; });
 }
 
 nlohmann::json to_json(const BackendInfo &info) {

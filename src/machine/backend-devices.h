@@ -45,9 +45,11 @@ const BackendInfo &backend_info();
 // names a software device without the opt-in.
 const BackendDevice &find_backend_device(const std::string &name);
 
-// The devices a stage placed on "auto" may offload to: every GPU-type device but the
-// software ones (so the opt-in never moves an "auto" stage onto lavapipe).
+// The devices a stage placed on "auto" may offload to: libllama's own default (the GPUs, else
+// the integrated GPUs) without the software ones, so the opt-in never moves an "auto" stage
+// onto lavapipe. Used only when any_software_device(); otherwise libllama picks as always.
 std::vector<std::string> auto_offload_devices();
+bool any_software_device();
 
 nlohmann::json to_json(const BackendInfo &info);
 

@@ -177,13 +177,15 @@ LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &place
         devs.push_back(nullptr);  // NULL-terminated; an empty list means CPU only
         mp.devices = devs.data();
         mp.n_gpu_layers = devs.size() > 1 ? placement.n_gpu_layers : 0;
-    } else {
-        // llama's own "all devices" would take a software device too (lavapipe, when the
-        // opt-in shows it): name the real ones instead
+    } else if (any_software_device()) {
+        // libllama's own default would take a software device too (lavapipe, shown by the
+        // opt-in): name the real ones instead
         for (const auto &name : auto_offload_devices()) devs.push_back(ggml_backend_dev_by_name(name.c_str()));
         devs.push_back(nullptr);
         mp.devices = devs.data();
         mp.n_gpu_layers = devs.size() > 1 ? placement.n_gpu_layers : 0;
+    } else {
+        mp.n_gpu_layers = placement.n_gpu_layers;
     }
     mp.load_mode = placement.mmap ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
     static const bool amx = amx_buffer_type_present();
@@ -231,6 +233,8 @@ LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &place
     for (auto *d : devs) {
         if (d) inst.devices.push_back(d);
     }
+    if (!mp.devices && mp.n_gpu_layers != 0)  // libllama's own choice: the devices it offloads to
+        for (const auto &name : auto_offload_devices()) inst.devices.push_back(ggml_backend_dev_by_name(name.c_str()));
     return inst;
 }
 
