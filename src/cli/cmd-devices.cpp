@@ -38,7 +38,9 @@ int run_devices(bool json) {
 
 static void add_devices_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand("devices", "List ggml backend devices (name, type, memory) and the CPU "
-                                              "topology (packages, NUMA nodes, cores, PUs)");
+                                              "topology (packages, NUMA nodes, cores, PUs). A software device (a Vulkan "
+                                              "device that runs on the CPU, e.g. lavapipe) is hidden, or marked "
+                                              "'software', and usable only with RTF_ALLOW_SOFTWARE_DEVICE=1 (docs/vulkan.md)");
     auto json = std::make_shared<bool>(false);
     sub->add_flag("--json", *json, "Print as JSON");
     sub->callback([&action, json] { action = [json] { return run_devices(*json); }; });
