@@ -474,10 +474,13 @@ TEST(T2wBlocks, DitAttention) {
         ggml_tensor *vt2 = n.input({R, dh, Hd}, vtv);
         ggml_tensor *kb = n.input({dh, R, Hd}, kbv);
         ggml_tensor *o_k = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, vt2, kb);
-        auto got = n.run({o, o_vt, o_k});
+        // the fused CPU op (dit-attention.h; beyond the key limit it falls back to the graph)
+        ggml_tensor *o_f = blocks::dit_attention(n.ctx, n.w, p, m, att, Hd, dh, max_keys, nullptr, nullptr, nullptr, true);
+        auto got = n.run({o, o_vt, o_k, o_f});
         expect_match("DiT attention output", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         expect_match("DiT attention output (V^T cache)", got[1], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         expect_match("DiT attention output (K, V^T caches)", got[2], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
+        expect_match("DiT attention output (fused op)", got[3], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys));
         if (max_keys < T + L) {
             expect_discriminates("no key limit", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, 1 << 20));
             expect_discriminates("[cached ; current] order", got[0], ref_dit_attention(n, p, n.host(m), cache, L, Hd, dh, max_keys, false));

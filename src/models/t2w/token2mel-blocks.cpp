@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "models/t2w/dit-attention.h"
 #include "models/t2w/t2w-ops.h"
 
 namespace rtf::t2w::blocks {
@@ -121,7 +122,8 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 }
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
-                           int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache, ggml_tensor *k_cache) {
+                           int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache, ggml_tensor *k_cache,
+                           bool fused) {
     // Batch B = m->ne[2] (the CFG branches of one Euler step): every view and product below
     // keeps the batch in ne[3], so a branch's queries only ever meet its own keys.
     const int64_t h = static_cast<int64_t>(Hd) * dh;
@@ -133,6 +135,10 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
     ggml_tensor *vv = ggml_reshape_4d(ctx, linear(ctx, m, w.mm(p + "attn.to_v.weight"), w.get(p + "attn.to_v.bias")), dh, Hd, T, B);
     q = layer_norm(ctx, q, w.get(p + "attn.q_norm.weight"), w.get(p + "attn.q_norm.bias"), 1e-5f);
     k = layer_norm(ctx, k, w.get(p + "attn.k_norm.weight"), w.get(p + "attn.k_norm.bias"), 1e-5f);
+    if (fused && cache && !new_kv && T + L <= max_keys) {
+        ggml_tensor *o = attn::dit_attention(ctx, q, k, vv, cache);  // [h, T, B]
+        return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
+    }
     q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd, B]
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
@@ -187,7 +193,8 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
 
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *hx, ggml_tensor *mod,
                        ggml_tensor *att_cache, ggml_tensor *cnn_cache, int Hd, int dh, ggml_tensor **new_cnn, int max_keys,
-                       ggml_tensor **new_att, bool cpu_ops, ggml_tensor *vt_cache, ggml_tensor *k_cache) {
+                       ggml_tensor **new_att, bool cpu_ops, ggml_tensor *vt_cache, ggml_tensor *k_cache,
+                       bool fused_attn) {
     const int64_t h = static_cast<int64_t>(Hd) * dh;
     const int64_t T = hx->ne[1];
     auto chunk = [&](int j) { return ggml_view_1d(ctx, mod, h, static_cast<size_t>(j) * h * sizeof(float)); };
@@ -196,7 +203,8 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
         return ggml_add(ctx, ggml_add(ctx, n, ggml_mul(ctx, n, chunk(jscale))), chunk(jshift));
     };
     // attention (keys/values = [current ; prompt cache])
-    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache, k_cache);
+    ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache, k_cache,
+                                   cpu_ops && fused_attn);
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);

@@ -68,10 +68,13 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 // (fill_k_cache); the current K is written into rows [R-L-T, R-L) and the scores are one
 // product over the contiguous rows [R-L-T, R) (else two products, the cached keys read in
 // place from `cache` with its K‖V row stride, joined).
+// `fused` (CPU backend only, no new_kv, T + L <= max_keys): the whole attention is one
+// custom op, attn::dit_attention (dit-attention.h), reading the cache in place; vt_cache
+// and k_cache are then not used.
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *m,
                            ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys,
                            ggml_tensor **new_kv = nullptr, ggml_tensor *vt_cache = nullptr,
-                           ggml_tensor *k_cache = nullptr);
+                           ggml_tensor *k_cache = nullptr, bool fused = false);
 
 // One DiT block. x [h, T, B]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
 // gate_msa, shift_mlp, scale_mlp, gate_mlp, shift_conv, scale_conv, gate_conv); att_cache
@@ -79,11 +82,13 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
 // [0, h)) and conv2 ([h, 2h)). Returns x' [h, T, B]; *new_cnn ne = [2·h, 2, B] = the last 2
 // input frames of conv1 and conv2; *new_att as dit_attention's *new_kv (when asked).
 // `cpu_ops`: the graph runs on the CPU backend, so CPU custom ops may be used (Mish:
-// mish()); false = plain ggml ops any backend runs. `vt_cache`, `k_cache`: as dit_attention's.
+// mish()); false = plain ggml ops any backend runs. `vt_cache`, `k_cache`: as dit_attention's;
+// `fused_attn` (with cpu_ops): dit_attention's `fused`.
 ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *x,
                        ggml_tensor *mod, ggml_tensor *att_cache, ggml_tensor *cnn_cache, int n_heads, int head_dim,
                        ggml_tensor **new_cnn, int max_keys = kDitMaxKeys, ggml_tensor **new_att = nullptr,
-                       bool cpu_ops = true, ggml_tensor *vt_cache = nullptr, ggml_tensor *k_cache = nullptr);
+                       bool cpu_ops = true, ggml_tensor *vt_cache = nullptr, ggml_tensor *k_cache = nullptr,
+                       bool fused_attn = false);
 
 // Mish z·tanh(ln(1 + e^z)) elementwise on a contiguous F32 tensor, as one custom op (CPU
 // backend only) with a vectorised exponential: within ~1e-6 of the reference's float

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "models/t2w/t2w-backend.h"
+#include "models/t2w/dit-attention.h"
 #include "models/t2w/t2w-dsp.h"
 #include "models/t2w/t2w-graph.h"
 #include "models/t2w/t2w-op-profile.h"
@@ -124,6 +125,7 @@ struct Token2Mel::Impl {
     bool batch = false;
     int G = 1, per_group = 1;
     bool cpu = true;  // token2mel runs on the CPU backend: CPU custom ops allowed
+    bool fused_attn = false;  // the DiT's attention as attn::dit_attention (then vt / kc stay empty)
     std::vector<Lane> lanes;
     std::unique_ptr<Resident> konst;  // per step: adaLN vectors of every block, final-layer modulation
     std::vector<ggml_tensor *> ada, fin;  // [9h, depth], [2h]
@@ -141,6 +143,7 @@ struct Token2Mel::Impl {
     Impl(const T2wModel &model, const T2wConfig &c, int steps)
         : m(model), voice(model.voice()), cfg(c), N(steps), B(c.cfg ? 2 : 1) {
         cpu = ggml_backend_dev_type(m.device_t2m()) == GGML_BACKEND_DEVICE_TYPE_CPU;
+        fused_attn = cpu && attn::fused_enabled();
         batch = B == 2 && cfg_batch_enabled(cfg.threads_t2m, cpu);
         G = batch ? 1 : B;
         per_group = batch ? B : 1;
@@ -202,6 +205,7 @@ struct Token2Mel::Impl {
     }
 
     void build_vt_cache() {
+        if (fused_attn) return;  // the fused op reads the prompt cache in place
         const DitDims &D = m.dit_dims();
         const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
         const int R = m.enc_dims().up_rate * kWindowTokens + L;
@@ -216,6 +220,7 @@ struct Token2Mel::Impl {
 
     // The voice's DiT attention cache into the last L columns of V^T and rows of K.
     void fill_vt_cache() {
+        if (vt.empty()) return;
         const DitDims &D = m.dit_dims();
         const int L = m.prompt().att_len, dh = D.head_dim, Hd = D.n_heads;
         const int R = static_cast<int>(vt.front()->ne[0]);
@@ -386,12 +391,16 @@ struct Token2Mel::Impl {
             ggml_tensor *att = ggml_view_4d(ctx, est_att, 2 * dh, L, Hd, nb, est_att->nb[1], est_att->nb[2], est_att->nb[3], off);
             ggml_tensor *cnn = ggml_view_3d(ctx, g->cnn_in, 2 * h, 2, nb, g->cnn_in->nb[1], g->cnn_in->nb[3],
                                             static_cast<size_t>(blk) * g->cnn_in->nb[2]);
-            ggml_tensor *vtc = ggml_view_4d(ctx, vt[slot], vt[slot]->ne[0], dh, Hd, nb, vt[slot]->nb[1], vt[slot]->nb[2],
-                                            vt[slot]->nb[3], static_cast<size_t>(b0) * vt[slot]->nb[3]);
-            ggml_tensor *kcc = ggml_view_4d(ctx, kc[slot], dh, kc[slot]->ne[1], Hd, nb, kc[slot]->nb[1], kc[slot]->nb[2],
-                                            kc[slot]->nb[3], static_cast<size_t>(b0) * kc[slot]->nb[3]);
+            ggml_tensor *vtc = nullptr, *kcc = nullptr;
+            if (!fused_attn) {
+                vtc = ggml_view_4d(ctx, vt[slot], vt[slot]->ne[0], dh, Hd, nb, vt[slot]->nb[1], vt[slot]->nb[2], vt[slot]->nb[3],
+                                   static_cast<size_t>(b0) * vt[slot]->nb[3]);
+                kcc = ggml_view_4d(ctx, kc[slot], dh, kc[slot]->ne[1], Hd, nb, kc[slot]->nb[1], kc[slot]->nb[2], kc[slot]->nb[3],
+                                   static_cast<size_t>(b0) * kc[slot]->nb[3]);
+            }
             ggml_tensor *nc = nullptr;
-            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu, vtc, kcc);
+            hx = blocks::dit_block(ctx, wf, p, hx, mod, att, cnn, Hd, dh, &nc, blocks::kDitMaxKeys, nullptr, cpu, vtc, kcc,
+                                   fused_attn);
             ggml_set_output(nc);
             ggml_build_forward_expand(g->gf, nc);
             g->new_cnn.push_back(nc);  // [2h, 2, nb]

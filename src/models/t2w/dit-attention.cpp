@@ -1,0 +1,288 @@
+#include "models/t2w/dit-attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "models/t2w/packed-gemm.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RTF_ATTN_X86 1
+#else
+#define RTF_ATTN_X86 0
+#endif
+
+namespace rtf::t2w::attn {
+
+namespace {
+
+constexpr int kLanes = 16;  // queries per panel (one AVX-512 vector)
+
+// exp_neg's constants: e^x = 2^n·p(r), n = round(x·log2 e), r = x − n·ln 2 (Cody-Waite, ln 2
+// in two floats), p degree 6. Every multiply feeding an add is an explicit fma, in the
+// scalar and the vector version alike, so that the compiler's contraction cannot make
+// them differ.
+constexpr float kLog2e = 1.44269504088896341f, kRound = 12582912.0f;  // 1.5·2^23: round to nearest
+constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.42860682030941723e-6f;
+constexpr float kP2 = 0.5f, kP3 = 0.166666672f, kP4 = 0.0416666679f, kP5 = 0.00833333377f, kP6 = 0.00138888892f;
+constexpr float kMinArg = -87.0f;
+
+// One (branch, head): where its rows are.
+struct Rows {
+    const float *k_cur, *v_cur;  // row j at + j·cur_stride
+    int64_t cur_stride, T;
+    const float *k_cache, *v_cache;  // row l at + l·cache_stride
+    int64_t cache_stride, L;
+    const float *key(int64_t j) const { return j < T ? k_cur + j * cur_stride : k_cache + (j - T) * cache_stride; }
+    const float *val(int64_t j) const { return j < T ? v_cur + j * cur_stride : v_cache + (j - T) * cache_stride; }
+};
+
+Rows rows_of(const float *k, const float *v, int64_t dh, int64_t H, int64_t T, const float *kv, int64_t L, int64_t nb1,
+             int64_t nb2, int64_t nb3, int64_t b, int64_t h) {
+    const int64_t cur = (b * T * H + h) * dh;
+    const float *c = kv + b * nb3 + h * nb2;
+    return Rows{k + cur, v + cur, H * dh, T, c, c + dh, nb1, L};
+}
+
+// The contract for one (branch, head): out row t at out + t·ldo.
+void head_reference(const float *q, int64_t q_stride, const Rows &r, int64_t dh, float scale, float *out, int64_t ldo) {
+    const int64_t NK = r.T + r.L;
+    std::vector<float> e(static_cast<size_t>(NK));
+    for (int64_t t = 0; t < r.T; ++t) {
+        const float *qt = q + t * q_stride;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < NK; ++j) {
+            const float *kj = r.key(j);
+            float acc = 0.0f;
+            for (int64_t d = 0; d < dh; ++d) acc = std::fma(kj[d], qt[d], acc);
+            e[j] = acc * scale;
+            mx = std::max(mx, e[j]);
+        }
+        float sum = 0.0f;
+        for (int64_t j = 0; j < NK; ++j) {
+            e[j] = exp_neg(e[j] - mx);
+            sum += e[j];
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t d = 0; d < dh; ++d) {
+            float acc = 0.0f;
+            for (int64_t j = 0; j < NK; ++j) acc = std::fma(e[j], r.val(j)[d], acc);
+            out[t * ldo + d] = acc * inv;
+        }
+    }
+}
+
+#if RTF_ATTN_X86
+// GCC 12 warns on its own _mm512_undefined_* inside the max / shift / convert intrinsics
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f"))) inline __m512 exp_neg16(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(kMinArg));
+    const __m512 rnd = _mm512_set1_ps(kRound);
+    const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(kLog2e), rnd), rnd);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+    __m512 p = _mm512_set1_ps(kP6);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
+}
+
+// Scores of NR keys against NP panels of 16 queries: st row j (ldT floats) = its scores.
+template <int NP, int NR>
+__attribute__((target("avx512f"))) void score_block(const float *qp, int64_t dh, const float *const *kr, float scale,
+                                                    float *st, int64_t ldT) {
+    __m512 acc[NR][NP];
+    for (int r = 0; r < NR; ++r)
+        for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < dh; ++d) {
+        __m512 qv[NP];
+        for (int p = 0; p < NP; ++p) qv[p] = _mm512_loadu_ps(qp + (p * dh + d) * kLanes);
+        for (int r = 0; r < NR; ++r) {
+            const __m512 kb = _mm512_set1_ps(kr[r][d]);
+            for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_fmadd_ps(kb, qv[p], acc[r][p]);
+        }
+    }
+    const __m512 sv = _mm512_set1_ps(scale);
+    for (int r = 0; r < NR; ++r)
+        for (int p = 0; p < NP; ++p) _mm512_storeu_ps(st + r * ldT + p * kLanes, _mm512_mul_ps(acc[r][p], sv));
+}
+
+template <int NP>
+__attribute__((target("avx512f"))) void score_rows(const float *qp, int64_t dh, const Rows &rw, int64_t j0, int64_t j1,
+                                                   float scale, float *st, int64_t ldT) {
+    constexpr int kR = 6;
+    const float *kr[kR];
+    int64_t j = j0;
+    for (; j + kR <= j1; j += kR) {
+        for (int r = 0; r < kR; ++r) kr[r] = rw.key(j + r);
+        score_block<NP, kR>(qp, dh, kr, scale, st + j * ldT, ldT);
+    }
+    for (; j < j1; ++j) {
+        kr[0] = rw.key(j);
+        score_block<NP, 1>(qp, dh, kr, scale, st + j * ldT, ldT);
+    }
+}
+
+// Outputs of NR queries (t0..t0+NR-1), dh = 64: Σ_j e[j][t]·v_j in key order, × inv[t].
+template <int NR>
+__attribute__((target("avx512f"))) void pv_block(const float *st, int64_t ldT, const Rows &rw, int64_t t0, const float *inv,
+                                                 float *out, int64_t ldo) {
+    __m512 acc[NR][4];
+    for (int r = 0; r < NR; ++r)
+        for (int i = 0; i < 4; ++i) acc[r][i] = _mm512_setzero_ps();
+    const int64_t NK = rw.T + rw.L;
+    for (int64_t j = 0; j < NK; ++j) {
+        const float *vj = rw.val(j);
+        const __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32),
+                     v3 = _mm512_loadu_ps(vj + 48);
+        const float *ej = st + j * ldT + t0;
+        for (int r = 0; r < NR; ++r) {
+            const __m512 e = _mm512_set1_ps(ej[r]);
+            acc[r][0] = _mm512_fmadd_ps(e, v0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(e, v1, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(e, v2, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(e, v3, acc[r][3]);
+        }
+    }
+    for (int r = 0; r < NR; ++r) {
+        const __m512 iv = _mm512_set1_ps(inv[t0 + r]);
+        for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + (t0 + r) * ldo + i * 16, _mm512_mul_ps(acc[r][i], iv));
+    }
+}
+
+// One (branch, head) with dh = 64. Scratch: qp = the queries in panels of 16
+// ((p·dh + d)·16 + lane), st = the scores, then the exponentials, key-major (row j:
+// ldT = 16·panels floats, lane t = query t).
+__attribute__((target("avx512f"))) void head_avx512(const float *q, int64_t q_stride, const Rows &rw, int64_t dh, float scale,
+                                                    float *out, int64_t ldo, std::vector<float> &qp, std::vector<float> &st,
+                                                    std::vector<float> &inv) {
+    const int64_t T = rw.T, NK = rw.T + rw.L;
+    const int64_t P = (T + kLanes - 1) / kLanes, ldT = P * kLanes;
+    qp.assign(static_cast<size_t>(P * dh * kLanes), 0.0f);
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t d = 0; d < dh; ++d) qp[((t / kLanes) * dh + d) * kLanes + t % kLanes] = q[t * q_stride + d];
+    st.resize(static_cast<size_t>(NK * ldT));
+    for (int64_t p0 = 0; p0 < P; p0 += 4) {
+        const int np = static_cast<int>(std::min<int64_t>(4, P - p0));
+        const float *qg = qp.data() + p0 * dh * kLanes;
+        float *sg = st.data() + p0 * kLanes;
+        switch (np) {
+            case 1: score_rows<1>(qg, dh, rw, 0, NK, scale, sg, ldT); break;
+            case 2: score_rows<2>(qg, dh, rw, 0, NK, scale, sg, ldT); break;
+            case 3: score_rows<3>(qg, dh, rw, 0, NK, scale, sg, ldT); break;
+            default: score_rows<4>(qg, dh, rw, 0, NK, scale, sg, ldT); break;
+        }
+    }
+    // softmax over the keys, 16 queries at a time (padding lanes compute garbage-free zeros)
+    inv.resize(static_cast<size_t>(ldT));
+    for (int64_t p = 0; p < P; ++p) {
+        float *col = st.data() + p * kLanes;
+        __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+        for (int64_t j = 0; j < NK; ++j) mx = _mm512_max_ps(mx, _mm512_loadu_ps(col + j * ldT));
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t j = 0; j < NK; ++j) {
+            const __m512 e = exp_neg16(_mm512_sub_ps(_mm512_loadu_ps(col + j * ldT), mx));
+            _mm512_storeu_ps(col + j * ldT, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        _mm512_storeu_ps(inv.data() + p * kLanes, _mm512_div_ps(_mm512_set1_ps(1.0f), sum));
+    }
+    constexpr int kR = 6;
+    int64_t t = 0;
+    for (; t + kR <= T; t += kR) pv_block<kR>(st.data(), ldT, rw, t, inv.data(), out, ldo);
+    for (; t < T; ++t) pv_block<1>(st.data(), ldT, rw, t, inv.data(), out, ldo);
+}
+#pragma GCC diagnostic pop
+#endif
+
+// dst->src = {q, k, v, kv}; see the header for the layouts.
+void attention_op(ggml_tensor *dst, int ith, int nth, void *) {
+    const ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *kv = dst->src[3];
+    const int64_t dh = q->ne[0], H = q->ne[1], T = q->ne[2], B = q->ne[3], L = kv->ne[1];
+    const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+    const int64_t n_items = B * H;
+    const int64_t i0 = n_items * ith / nth, i1 = n_items * (ith + 1) / nth;
+    const auto *qd = static_cast<const float *>(q->data);
+    const auto *kd = static_cast<const float *>(k->data);
+    const auto *vd = static_cast<const float *>(v->data);
+    const auto *kvd = static_cast<const float *>(kv->data);
+    const int64_t nb1 = kv->nb[1] / sizeof(float), nb2 = kv->nb[2] / sizeof(float), nb3 = kv->nb[3] / sizeof(float);
+    auto *od = static_cast<float *>(dst->data);
+#if RTF_ATTN_X86
+    thread_local std::vector<float> qp, st, inv;
+    const bool fast = dh == 64 && gemm::cpu_has_avx512f();
+#endif
+    for (int64_t it = i0; it < i1; ++it) {
+        const int64_t b = it / H, h = it % H;
+        const Rows rw = rows_of(kd, vd, dh, H, T, kvd, L, nb1, nb2, nb3, b, h);
+        const float *qh = qd + (b * T * H + h) * dh;
+        float *oh = od + (b * T * H + h) * dh;
+#if RTF_ATTN_X86
+        if (fast) {
+            head_avx512(qh, H * dh, rw, dh, scale, oh, H * dh, qp, st, inv);
+            continue;
+        }
+#endif
+        head_reference(qh, H * dh, rw, dh, scale, oh, H * dh);
+    }
+}
+
+}  // namespace
+
+bool fused_enabled() {
+    const char *e = std::getenv("RTF_T2W_ATTN");
+    return gemm::cpu_has_avx512f() && !(e && std::strcmp(e, "ggml") == 0);
+}
+
+float exp_neg(float x) {
+    x = std::max(x, kMinArg);
+    const float n = std::fma(x, kLog2e, kRound) - kRound;
+    float r = std::fma(-n, kLn2Hi, x);
+    r = std::fma(-n, kLn2Lo, r);
+    float p = kP6;
+    p = std::fma(p, r, kP5);
+    p = std::fma(p, r, kP4);
+    p = std::fma(p, r, kP3);
+    p = std::fma(p, r, kP2);
+    p = std::fma(p, r, 1.0f);
+    p = std::fma(p, r, 1.0f);
+    const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+    float s;
+    std::memcpy(&s, &bits, sizeof s);
+    return p * s;
+}
+
+ggml_tensor *dit_attention(ggml_context *ctx, ggml_tensor *q, ggml_tensor *k, ggml_tensor *v, ggml_tensor *kv) {
+    if (!ggml_is_contiguous(q)) q = ggml_cont(ctx, q);
+    if (!ggml_is_contiguous(k)) k = ggml_cont(ctx, k);
+    if (!ggml_is_contiguous(v)) v = ggml_cont(ctx, v);
+    ggml_tensor *args[4] = {q, k, v, kv};
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, q->ne[0] * q->ne[1], q->ne[2], q->ne[3], 1, args, 4, attention_op,
+                                    GGML_N_TASKS_MAX, nullptr);
+    ggml_set_name(y, "rtf:dit-attention");
+    return y;
+}
+
+void attention_reference(const float *q, const float *k, const float *v, int64_t dh, int64_t H, int64_t T, int64_t B,
+                         const float *kv, int64_t L, int64_t kv_nb1, int64_t kv_nb2, int64_t kv_nb3, float *out) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+            const Rows rw = rows_of(k, v, dh, H, T, kv, L, kv_nb1, kv_nb2, kv_nb3, b, h);
+            const int64_t off = (b * T * H + h) * dh;
+            head_reference(q + off, H * dh, rw, dh, scale, out + off, H * dh);
+        }
+}
+
+}  // namespace rtf::t2w::attn
