@@ -19,6 +19,7 @@
 
 #include "common/randn.h"
 #include "models/t2w/packed-gemm.h"
+#include "models/t2w/t2w-ops.h"
 
 using namespace rtf::t2w;
 
@@ -152,6 +153,59 @@ TEST(PackedGemm, GgmlOpMatchesReferenceAndGgmlMulMat) {
         for (int64_t i = 0; i < M * N; ++i) max_err = std::max(max_err, static_cast<double>(std::fabs(got[i] - gg[i])));
         EXPECT_LT(max_err, 1e-4) << "nth=" << nth;  // |y| ~ sqrt(K) ~ 7: rounding only
     }
+    ggml_free(ctx);
+}
+
+// The channel-fastest conv without im2col (gemm::conv_k_major): a [k, Cin, Cout] kernel packed
+// k-major, the input's overlapping frames read in place, a batch of 2; equal bit for bit to
+// the plain loop in its order (j-major, c inner) on 1 and 3 threads, within rounding of
+// ops::conv1d_ct's im2col path on the unpacked kernel, and ops::conv1d_ct routes a
+// registered k-major kernel to it.
+TEST(PackedGemm, ConvKMajorReadsTheInputInPlace) {
+    const int64_t k = 3, Cin = 37, Cout = 32, T = 29, B = 2, Tout = T - k + 1;
+    const auto w = randn(k * Cin * Cout, 51), x = randn(Cin * T * B, 52), b = randn(Cout, 53);
+    ggml_init_params ip{64 * 1024 * 1024, nullptr, false};
+    ggml_context *ctx = ggml_init(ip);
+    ggml_tensor *tw = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, Cin, Cout);
+    ggml_tensor *tp = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, Cin, Cout);
+    ggml_tensor *tx = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, Cin, T, B);
+    ggml_tensor *tb = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, Cout);
+    std::memcpy(tw->data, w.data(), w.size() * sizeof(float));
+    std::memcpy(tp->data, w.data(), w.size() * sizeof(float));
+    gemm::pack_conv_k_major_in_place(static_cast<float *>(tp->data), k, Cin, Cout);
+    std::memcpy(tx->data, x.data(), x.size() * sizeof(float));
+    std::memcpy(tb->data, b.data(), b.size() * sizeof(float));
+    gemm::register_conv_k_major(tp);
+    ggml_tensor *yp = gemm::conv_k_major(ctx, tx, tp, tb);
+    ggml_tensor *yr = ops::conv1d_ct(ctx, tx, tp, tb);  // routed to the same op
+    ggml_tensor *yg = ops::conv1d_ct(ctx, tx, tw, tb);  // im2col + ggml mul_mat
+    ASSERT_EQ(yp->ne[0], Cout);
+    ASSERT_EQ(yp->ne[1], Tout);
+    ASSERT_EQ(yp->ne[2], B);
+    std::vector<float> want(static_cast<size_t>(Cout * Tout * B));
+    for (int64_t bb = 0; bb < B; ++bb)
+        for (int64_t t = 0; t < Tout; ++t)
+            for (int64_t n = 0; n < Cout; ++n) {
+                float acc = 0.0f;
+                for (int64_t j = 0; j < k; ++j)
+                    for (int64_t c = 0; c < Cin; ++c) acc = std::fma(w[(n * Cin + c) * k + j], x[(bb * T + t + j) * Cin + c], acc);
+                want[(bb * Tout + t) * Cout + n] = acc + b[n];
+            }
+    for (const int nth : {1, 3}) {
+        ggml_cgraph *gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, yp);
+        ggml_build_forward_expand(gf, yr);
+        ggml_build_forward_expand(gf, yg);
+        ASSERT_EQ(ggml_graph_compute_with_ctx(ctx, gf, nth), GGML_STATUS_SUCCESS);
+        EXPECT_EQ(0, std::memcmp(yp->data, want.data(), want.size() * sizeof(float))) << "nth=" << nth;
+        EXPECT_EQ(0, std::memcmp(yr->data, want.data(), want.size() * sizeof(float))) << "nth=" << nth;
+        double max_err = 0.0;
+        for (size_t i = 0; i < want.size(); ++i)
+            max_err = std::max(max_err, static_cast<double>(std::fabs(static_cast<const float *>(yg->data)[i] - want[i])));
+        EXPECT_LT(max_err, 1e-4) << "nth=" << nth;
+    }
+    gemm::unregister_conv_k_major(tp);
+    EXPECT_FALSE(gemm::is_conv_k_major(tp));
     ggml_free(ctx);
 }
 

@@ -199,6 +199,49 @@ void linear_op(ggml_tensor *dst, int ith, int nth, void *) {
 
 }  // namespace
 
+namespace {
+PackedRegistry &conv_registry() {
+    static PackedRegistry r;
+    return r;
+}
+
+// dst->src = {x [Cin, T, B] contiguous, W packed k-major [k, Cin, Cout], b?}
+void conv_op(ggml_tensor *dst, int ith, int nth, void *) {
+    const ggml_tensor *x = dst->src[0], *w = dst->src[1], *b = dst->src[2];
+    const int64_t k = w->ne[0], Cin = w->ne[1], Cout = w->ne[2];
+    const int64_t T = x->ne[1], Tout = dst->ne[1], B = x->ne[2] * x->ne[3];
+    for (int64_t bb = 0; bb < B; ++bb) {
+        gemm(static_cast<const float *>(w->data), Cout, k * Cin, static_cast<const float *>(x->data) + bb * T * Cin, Cin, Tout,
+             b ? static_cast<const float *>(b->data) : nullptr, static_cast<float *>(dst->data) + bb * Tout * Cout, Cout, ith,
+             nth);
+    }
+    (void)T;
+}
+}  // namespace
+
+void pack_conv_k_major_in_place(float *w, int64_t k, int64_t Cin, int64_t Cout) {
+    if (Cout % kPanel != 0) std::abort();  // a caller bug, as pack_in_place
+    std::vector<float> tmp(static_cast<size_t>(k * Cin * Cout));
+    for (int64_t n = 0; n < Cout; ++n)
+        for (int64_t c = 0; c < Cin; ++c)
+            for (int64_t j = 0; j < k; ++j) tmp[(n * k + j) * Cin + c] = w[(n * Cin + c) * k + j];
+    pack(tmp.data(), Cout, k * Cin, w);
+}
+
+void register_conv_k_major(const ggml_tensor *w) { conv_registry().add(w); }
+void unregister_conv_k_major(const ggml_tensor *w) { conv_registry().remove(w); }
+bool is_conv_k_major(const ggml_tensor *w) { return conv_registry().contains(w); }
+
+ggml_tensor *conv_k_major(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    ggml_tensor *args[3] = {x, w_packed, b};
+    const int64_t Tout = x->ne[1] - w_packed->ne[0] + 1;
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, w_packed->ne[2], Tout, x->ne[2], x->ne[3], args, b ? 3 : 2, conv_op,
+                                    GGML_N_TASKS_MAX, nullptr);
+    ggml_set_name(y, "rtf:packed-conv-ct-f32");
+    return y;
+}
+
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
     if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
     ggml_tensor *args[3] = {x, w_packed, b};

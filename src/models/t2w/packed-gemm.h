@@ -67,4 +67,20 @@ bool is_packed(const ggml_tensor *w);
 // custom op: CPU backend only; ggml's threads split the output blocks (ith/nth).
 ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b);
 
+// Conv kernels of a channel-fastest convolution (ops::conv1d_ct, dilation 1) without im2col.
+// A kernel ne = [k, Cin, Cout] is packed as the matrix of its k-major rows,
+// W'[n][j·Cin + c] = W[n][c][j] (K = k·Cin, N = Cout), so that output frame t is the product
+// with the k·Cin contiguous floats of input frames t..t+k-1, read in place (rows of the
+// GEMM's x overlap, stride Cin). Registered apart from linear weights (is_conv_k_major), so
+// no builder takes one for the other. Numerics: one fma accumulator per output in order
+// j-major, c inner — the plain loop of that order, bit for bit.
+void pack_conv_k_major_in_place(float *w, int64_t k, int64_t Cin, int64_t Cout);
+void register_conv_k_major(const ggml_tensor *w);
+void unregister_conv_k_major(const ggml_tensor *w);
+bool is_conv_k_major(const ggml_tensor *w);
+// y ne = [Cout, T-k+1, B] = the valid conv of x ne = [Cin, T, B] (F32; made contiguous when
+// it is not) with a kernel packed by pack_conv_k_major_in_place (ne = [k, Cin, Cout]), + b
+// (ne = [Cout] or null). A custom op (CPU backend only), its name rtf:packed-conv-ct-f32.
+ggml_tensor *conv_k_major(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b);
+
 }  // namespace rtf::t2w::gemm

@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 GgufWeights::~GgufWeights() {
     for (const ggml_tensor *t : packed) {
         gemm::unregister_packed(t);
+        gemm::unregister_conv_k_major(t);
         conv::unregister_packed(t);
     }
     for (const ggml_tensor *t : onednn_weights) onednn::unregister_weight(t);
@@ -178,14 +179,24 @@ void make_mm_copies(GgufWeights &w, ggml_type type, ggml_backend_dev_t dev,
 // `pick` selects, when N is a multiple of the 16-row panel (then the packed matrix has
 // exactly the original's size; others stay for ggml's mul_mat). In place, so the F32 copy
 // is gone: nothing but ops::linear / ops::conv1d_ct reads these tensors (host code reads
-// only their shapes). Returns the count packed.
-int pack_weights(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+// only their shapes). `conv_k_major`: the conv kernels are token2mel's (ops::conv1d_ct over a
+// channel-fastest input), packed k-major for gemm::conv_k_major (no im2col); else (the
+// vocoder's, conv1d_tc) as the im2col matrix. Returns the count packed.
+int pack_weights(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick,
+                 bool conv_k_major) {
     int n = 0;
     if (!w.buffer || !ggml_backend_buffer_is_host(w.buffer)) return 0;
     for (const auto &[name, t] : w.tensors) {
         if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || !pick(name, t)) continue;
         const int64_t N = t->ne[ggml_n_dims(t) - 1], K = ggml_nelements(t) / N;
         if (N % gemm::kPanel != 0 || K < 1) continue;
+        if (conv_k_major && ggml_n_dims(t) == 3) {
+            gemm::pack_conv_k_major_in_place(static_cast<float *>(t->data), t->ne[0], t->ne[1], t->ne[2]);
+            gemm::register_conv_k_major(t);
+            w.packed.push_back(t);
+            ++n;
+            continue;
+        }
         gemm::pack_in_place(static_cast<float *>(t->data), N, K);
         gemm::register_packed(t);
         w.packed.push_back(t);
@@ -358,7 +369,7 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
             const bool is_weight = n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
             return (linear_weight(n, t) || (is_weight && ggml_n_dims(t) == 3)) && not_onednn(t);
         };
-        for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix);
+        for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix, true);
     }
     // BF16 token2mel on a CPU with AVX512-BF16: the bf16 copies of the linear weights packed
     // in place for the packed BF16 GEMM (packed-gemm-bf16.h), and the conv kernels, which
@@ -369,7 +380,7 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
         };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) {
             m->n_packed_ += pack_bf16_weights(*w, not_onednn);
-            if (gemm::packed_enabled()) m->n_packed_ += pack_weights(*w, conv_kernel);
+            if (gemm::packed_enabled()) m->n_packed_ += pack_weights(*w, conv_kernel, true);
         }
     }
     auto voc_conv = [](const std::string &n, const ggml_tensor *t) {
@@ -397,7 +408,7 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
     auto voc_f32_conv = [&](const std::string &n, const ggml_tensor *t) { return voc_conv(n, t) && not_onednn(t); };
     if ((tv == GGML_TYPE_F32 || tv == GGML_TYPE_BF16) && cpu_voc && gemm::packed_enabled())
         m->n_packed_ +=
-            conv::enabled() ? pack_conv_weights(*m->hift_w_, voc_f32_conv) : pack_weights(*m->hift_w_, voc_f32_conv);
+            conv::enabled() ? pack_conv_weights(*m->hift_w_, voc_f32_conv) : pack_weights(*m->hift_w_, voc_f32_conv, false);
     return m;
 }
 

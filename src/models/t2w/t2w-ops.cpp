@@ -1,7 +1,9 @@
 #include "models/t2w/t2w-ops.h"
 
 #include <cmath>
+#include <string>
 
+#include "core/error.h"
 #include "models/t2w/onednn-linear.h"
 #include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
@@ -24,6 +26,10 @@ ggml_tensor *layer_norm(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_
 
 ggml_tensor *conv1d_ct(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int dilation) {
     const int64_t K = w->ne[0], Cin = w->ne[1], Cout = w->ne[2];
+    if (gemm::is_conv_k_major(w)) {
+        if (dilation != 1) throw_usage("t2w: a k-major packed conv kernel takes dilation 1 only, got " + std::to_string(dilation));
+        return gemm::conv_k_major(ctx, x, w, b);  // the input read in place: no permute, no im2col
+    }
     ggml_tensor *xt = ggml_cont(ctx, ggml_permute(ctx, x, 1, 0, 2, 3));  // [T, Cin, B]
     ggml_tensor *col = ggml_im2col(ctx, w, xt, 1, 0, 0, 0, dilation, 0, false, GGML_TYPE_F32);  // [K·Cin, Tout, B]
     if (gemm::is_packed(w)) return gemm::linear(ctx, col, ggml_reshape_2d(ctx, w, K * Cin, Cout), b);

@@ -16,7 +16,8 @@ ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
 // LayerNorm over ne0; w/b may be null (affine-free).
 ggml_tensor *layer_norm(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, float eps);
 // Valid (unpadded) conv over time of a "ct" input [Cin, T, B] -> [Cout, T-(K-1)·d, B]
-// (im2col, then the product: the packed GEMM when w is packed, as linear()).
+// (im2col, then the product: the packed GEMM when w is packed, as linear(); a kernel packed
+// k-major, gemm::is_conv_k_major, runs gemm::conv_k_major on the input in place, dilation 1).
 ggml_tensor *conv1d_ct(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tensor *b, int dilation = 1);
 // Conv of a "tc" input [T, Cin] with zero padding -> [Tout, Cout] (im2col, then the product:
 // the packed GEMM and a transpose when w is packed, else ggml_mul_mat).
