@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -572,6 +573,22 @@ TEST(T2wBlocks, DitBlock) {
 // The fused Mish (one custom op, one vectorised exponential) against double precision and
 // against the reference's float op chain exp -> +1 -> log -> tanh, over the range a DiT conv
 // block sees and beyond (overflow, underflow, ±0). Bound: |got - exact| <= 2e-6·(1 + |z|).
+// The vectorised GELU equals ggml_gelu bit for bit: every fp16 value in (-10, 10) and values
+// between them, the clamps at +-10, the tails, and a length that leaves a masked tail.
+TEST(T2wBlocks, GeluFastEqualsGgmlGelu) {
+    std::vector<float> z;
+    for (int i = -100000; i <= 100000; i += 3) z.push_back(static_cast<float>(i) * 1e-4f);
+    for (float v : {-1000.0f, -10.5f, -10.0f, -9.9999f, -0.0f, 0.0f, 1e-30f, -1e-30f, 9.9999f, 10.0f, 10.5f, 1000.0f}) z.push_back(v);
+    z.push_back(0.5f);  // 66680 values: not a multiple of 16
+    Net n(43);
+    ggml_tensor *x = n.input({static_cast<int64_t>(z.size())}, z);
+    const auto got = n.run({blocks::gelu_fast(n.ctx, x), ggml_gelu(n.ctx, x)});
+    size_t differ = 0;
+    for (size_t i = 0; i < z.size(); ++i) differ += std::memcmp(&got[0][i], &got[1][i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u);
+    EXPECT_EQ(got[0].back(), got[1].back());
+}
+
 TEST(T2wBlocks, MishFusedMatchesExactAndChain) {
     std::vector<float> z;
     for (int i = -2000; i <= 2000; ++i) z.push_back(static_cast<float>(i) * 0.01f);  // [-20, 20] step 0.01

@@ -4,6 +4,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+#include <ggml-cpu.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "models/t2w/dit-attention.h"
 #include "models/t2w/t2w-ops.h"
@@ -56,7 +62,89 @@ void mish_kernel(ggml_tensor *dst, const ggml_tensor *a, int ith, int nth, void 
     }
 }
 
+// ggml's CPU GELU output for every fp16 input (index = the fp16 bits), from ggml_gelu
+// itself on a 65536-element tensor, once: gelu_fast() looks values up here, so it equals
+// ggml's op bit for bit whatever ggml's own build flags made of its tanh formula.
+const std::vector<float> &gelu_table() {
+    static const std::vector<float> table = [] {
+        constexpr int64_t n = 65536;
+        ggml_init_params ip{static_cast<size_t>(n) * sizeof(float) * 2 + ggml_graph_overhead() + 4 * ggml_tensor_overhead(),
+                            nullptr, false};
+        ggml_context *ctx = ggml_init(ip);
+        ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+        auto *xd = static_cast<float *>(x->data);
+        for (int64_t i = 0; i < n; ++i) xd[i] = ggml_fp16_to_fp32(static_cast<ggml_fp16_t>(i));
+        ggml_tensor *y = ggml_gelu(ctx, x);
+        ggml_cgraph *gf = ggml_new_graph_custom(ctx, 4, false);
+        ggml_build_forward_expand(gf, y);
+        std::vector<float> t(static_cast<size_t>(n), 0.0f);
+        if (ggml_graph_compute_with_ctx(ctx, gf, 1) == GGML_STATUS_SUCCESS) {
+            std::memcpy(t.data(), y->data, t.size() * sizeof(float));
+        }
+        ggml_free(ctx);
+        return t;
+    }();
+    return table;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// ggml_vec_gelu_f32 (GGML_GELU_FP16) 16 lanes at a time: 0 at or below -10, x at or above
+// 10, else the table at x rounded to fp16 (nearest even, as F16C's _cvtss_sh(x, 0)).
+__attribute__((target("avx512f"))) void gelu_row_avx512(const float *x, float *y, int64_t n, const float *table) {
+    const __m512 lo = _mm512_set1_ps(-10.0f), hi = _mm512_set1_ps(10.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1u);
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        const __m512i idx = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m512 g = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, table, 4);
+        g = _mm512_mask_mov_ps(g, _mm512_cmp_ps_mask(v, hi, _CMP_GE_OQ), v);
+        g = _mm512_maskz_mov_ps(static_cast<__mmask16>(~_mm512_cmp_ps_mask(v, lo, _CMP_LE_OQ)), g);
+        _mm512_mask_storeu_ps(y + i, m, g);
+    }
+}
+#pragma GCC diagnostic pop
+#endif
+
+void gelu_row_portable(const float *x, float *y, int64_t n, const float *table) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (x[i] <= -10.0f) y[i] = 0.0f;
+        else if (x[i] >= 10.0f) y[i] = x[i];
+        else y[i] = table[ggml_fp32_to_fp16(x[i])];
+    }
+}
+
+void gelu_kernel(ggml_tensor *dst, const ggml_tensor *a, int ith, int nth, void *) {
+    const int64_t C = a->ne[0], rows = ggml_nrows(a);
+    const int64_t r0 = rows * ith / nth, r1 = rows * (ith + 1) / nth;
+    const float *table = gelu_table().data();
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool fast = __builtin_cpu_supports("avx512f");
+#endif
+    for (int64_t r = r0; r < r1; ++r) {
+        const float *x = static_cast<const float *>(a->data) + r * C;
+        float *y = static_cast<float *>(dst->data) + r * C;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (fast) {
+            gelu_row_avx512(x, y, C, table);
+            continue;
+        }
+#endif
+        gelu_row_portable(x, y, C, table);
+    }
+}
+
 }  // namespace
+
+ggml_tensor *gelu_fast(ggml_context *ctx, ggml_tensor *x) {
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    (void)gelu_table();  // built here, at graph build time, not inside a timed compute
+    ggml_tensor *y = ggml_map_custom1(ctx, x, gelu_kernel, GGML_N_TASKS_MAX, nullptr);
+    ggml_set_name(y, "rtf:gelu-f16-table");
+    return y;
+}
 
 ggml_tensor *mish(ggml_context *ctx, ggml_tensor *x) {
     if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
@@ -222,7 +310,7 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     // MLP
     ggml_tensor *m2 = modulate(hx, 3, 4);
     y = linear(ctx, m2, w.mm(p + "mlp.fc1.weight"), w.get(p + "mlp.fc1.bias"));
-    y = ggml_gelu(ctx, y);
+    y = cpu_ops ? gelu_fast(ctx, y) : ggml_gelu(ctx, y);
     y = linear(ctx, y, w.mm(p + "mlp.fc2.weight"), w.get(p + "mlp.fc2.bias"));
     return ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(5)));
 }

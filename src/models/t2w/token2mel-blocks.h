@@ -94,6 +94,10 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
 // backend only) with a vectorised exponential: within ~1e-6 of the reference's float
 // exp/log/tanh chain (token2mel-blocks.cpp says where they differ).
 ggml_tensor *mish(ggml_context *ctx, ggml_tensor *x);
+// ggml_gelu's CPU result bit for bit (its tanh form through an fp16 table), as one custom op
+// (CPU backend only) with the lookup vectorised (AVX-512F gather): ggml's own loop is scalar.
+// The table is ggml_gelu's output on every fp16 value, computed once on first use.
+ggml_tensor *gelu_fast(ggml_context *ctx, ggml_tensor *x);
 // The reference's own op chain z·tanh(log(exp(z) + 1)), on any backend.
 ggml_tensor *mish_chain(ggml_context *ctx, ggml_tensor *x);
 
