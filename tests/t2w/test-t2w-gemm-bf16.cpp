@@ -169,6 +169,52 @@ TEST(PackedGemmBf16, GgmlOpMatchesReferenceAndGgmlBf16MulMat) {
     ggml_free(ctx);
 }
 
+// The bf16 channel-fastest conv without im2col (conv_k_major_bf16): a bf16 [k, Cin, Cout]
+// kernel packed k-major, the input rounded by the op and its overlapping frames read in
+// place, batch 2: bit for bit the reference product over the k-major kernel and the rounded
+// frames, on 1 and 3 threads; odd shapes are refused.
+TEST(PackedGemmBf16, ConvKMajorEqualsTheReferenceOverOverlappingFrames) {
+    NEED_BF16();
+    const int64_t k = 3, Cin = 38, Cout = 32, T = 27, B = 2, Tout = T - k + 1, K = k * Cin;
+    const auto w = randn_bf16(k * Cin * Cout, 61);
+    std::mt19937 rng(62);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> x(Cin * T * B), b(Cout);
+    for (auto &v : x) v = d(rng);
+    for (auto &v : b) v = d(rng);
+    std::vector<uint16_t> odd(3 * 5 * 16);
+    EXPECT_FALSE(gemm::pack_conv_k_major_bf16_in_place(odd.data(), 3, 5, 16));  // k·Cin odd
+    ggml_init_params ip{64 * 1024 * 1024, nullptr, false};
+    ggml_context *ctx = ggml_init(ip);
+    ggml_tensor *tp = ggml_new_tensor_3d(ctx, GGML_TYPE_BF16, k, Cin, Cout);
+    ggml_tensor *tx = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, Cin, T, B);
+    ggml_tensor *tb = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, Cout);
+    std::memcpy(tp->data, w.data(), w.size() * sizeof(uint16_t));
+    ASSERT_TRUE(gemm::pack_conv_k_major_bf16_in_place(static_cast<uint16_t *>(tp->data), k, Cin, Cout));
+    std::memcpy(tx->data, x.data(), x.size() * sizeof(float));
+    std::memcpy(tb->data, b.data(), b.size() * sizeof(float));
+    ggml_tensor *y = gemm::conv_k_major_bf16(ctx, tx, tp, tb);
+    ASSERT_EQ(y->ne[0], Cout);
+    ASSERT_EQ(y->ne[1], Tout);
+    ASSERT_EQ(y->ne[2], B);
+    std::vector<uint16_t> wk(static_cast<size_t>(K * Cout)), xb(x.size());
+    for (int64_t n = 0; n < Cout; ++n)
+        for (int64_t c = 0; c < Cin; ++c)
+            for (int64_t j = 0; j < k; ++j) wk[(n * k + j) * Cin + c] = w[(n * Cin + c) * k + j];
+    for (size_t i = 0; i < x.size(); ++i) xb[i] = ggml_fp32_to_bf16(x[i]).bits;
+    std::vector<float> want(static_cast<size_t>(Cout * Tout * B));
+    for (int64_t bb = 0; bb < B; ++bb)
+        gemm::gemm_bf16_reference(wk.data(), Cout, K, xb.data() + bb * T * Cin, Cin, Tout, b.data(), want.data() + bb * Tout * Cout,
+                                  Cout);
+    for (const int nth : {1, 3}) {
+        ggml_cgraph *gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, y);
+        ASSERT_EQ(ggml_graph_compute_with_ctx(ctx, gf, nth), GGML_STATUS_SUCCESS);
+        EXPECT_EQ(0, std::memcmp(y->data, want.data(), want.size() * sizeof(float))) << "nth=" << nth;
+    }
+    ggml_free(ctx);
+}
+
 // The op's own rounding of the activations (bf16-round.h) gives ggml's F32 -> BF16 bits on
 // every kind of value: ties to even both ways, the largest finite values (to inf), inf, NaN
 // (quiet), denormals, signed zeros; lengths off the 16-lane step.

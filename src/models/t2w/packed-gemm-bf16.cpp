@@ -149,6 +149,43 @@ void linear_bf16_op(ggml_tensor *dst, int ith, int nth, void *) {
 
 }  // namespace
 
+namespace {
+// dst->src = {x [Cin, T, B] F32 contiguous, W bf16 packed k-major [k, Cin, Cout], b?}
+void conv_bf16_op(ggml_tensor *dst, int ith, int nth, void *) {
+    const ggml_tensor *x = dst->src[0], *w = dst->src[1], *b = dst->src[2];
+    const int64_t k = w->ne[0], Cin = w->ne[1], Cout = w->ne[2];
+    const int64_t T = x->ne[1], Tout = dst->ne[1], B = x->ne[2] * x->ne[3];
+    thread_local std::vector<uint16_t> xb;
+    xb.resize(static_cast<size_t>(Cin * T * B));
+    round_to_bf16(static_cast<const float *>(x->data), xb.data(), Cin * T * B);
+    for (int64_t bb = 0; bb < B; ++bb) {
+        gemm_bf16(static_cast<const uint16_t *>(w->data), Cout, k * Cin, xb.data() + bb * T * Cin, Cin, Tout,
+                  b ? static_cast<const float *>(b->data) : nullptr, static_cast<float *>(dst->data) + bb * Tout * Cout, Cout,
+                  ith, nth);
+    }
+}
+}  // namespace
+
+bool pack_conv_k_major_bf16_in_place(uint16_t *w, int64_t k, int64_t Cin, int64_t Cout) {
+    if (Cout % kPanel != 0 || (k * Cin) % 2 != 0) return false;
+    std::vector<uint16_t> tmp(static_cast<size_t>(k * Cin * Cout));
+    for (int64_t n = 0; n < Cout; ++n)
+        for (int64_t c = 0; c < Cin; ++c)
+            for (int64_t j = 0; j < k; ++j) tmp[static_cast<size_t>((n * k + j) * Cin + c)] = w[(n * Cin + c) * k + j];
+    std::copy(tmp.begin(), tmp.end(), w);
+    return pack_bf16_in_place(w, Cout, k * Cin);
+}
+
+ggml_tensor *conv_k_major_bf16(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    ggml_tensor *args[3] = {x, w_packed, b};
+    const int64_t Tout = x->ne[1] - w_packed->ne[0] + 1;
+    ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, w_packed->ne[2], Tout, x->ne[2], x->ne[3], args, b ? 3 : 2,
+                                    conv_bf16_op, GGML_N_TASKS_MAX, nullptr);
+    ggml_set_name(y, "rtf:packed-conv-ct-bf16");
+    return y;
+}
+
 ggml_tensor *linear_bf16(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b) {
     if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
     ggml_tensor *args[3] = {x, w_packed, b};

@@ -50,4 +50,14 @@ void gemm_bf16_reference(const uint16_t *w, int64_t N, int64_t K, const uint16_t
 // BF16 weight packed in place (registered with register_packed()). Returns F32 [N, M, ...].
 ggml_tensor *linear_bf16(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b);
 
+// A bf16 conv kernel (ne = [k, Cin, Cout], the bf16 copy of a channel-fastest conv's kernel)
+// packed in place as the k-major matrix of packed-gemm.h's conv_k_major (W'[n][j·Cin + c] =
+// W[n][c][j]) in this file's k-pair panels; requires Cout % 16 == 0 and k·Cin even (returns
+// false, untouched, otherwise). Register it with register_conv_k_major().
+bool pack_conv_k_major_bf16_in_place(uint16_t *w, int64_t k, int64_t Cin, int64_t Cout);
+// y ne = [Cout, T-k+1, B] = the valid conv of x ne = [Cin, T, B] (F32, rounded to bf16 by the
+// op, as linear_bf16) with such a kernel, + b: one packed BF16 GEMM over the input's
+// overlapping frames, no im2col. Its name: rtf:packed-conv-ct-bf16.
+ggml_tensor *conv_k_major_bf16(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, ggml_tensor *b);
+
 }  // namespace rtf::t2w::gemm

@@ -206,13 +206,21 @@ int pack_weights(GgufWeights &w, const std::function<bool(const std::string &, c
 }
 
 // The same for the BF16 compute copies (make_mm_copies) of `w`: each whose N is a multiple
-// of the panel and K even is packed in place for the packed BF16 GEMM and registered.
+// of the panel and K even is packed in place for the packed BF16 GEMM and registered (a
+// 3-D conv kernel k-major, for conv1d_ct).
 int pack_bf16_weights(GgufWeights &w, const std::function<bool(const ggml_tensor *)> &pick) {
     int n = 0;
     if (!w.mm_buffer || !ggml_backend_buffer_is_host(w.mm_buffer)) return 0;
     for (const auto &[name, t] : w.mm_tensors) {
-        if (t->type != GGML_TYPE_BF16 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 2 || !pick(t)) continue;
-        if (!gemm::pack_bf16_in_place(static_cast<uint16_t *>(t->data), t->ne[1], t->ne[0])) continue;
+        if (t->type != GGML_TYPE_BF16 || !ggml_is_contiguous(t) || !pick(t)) continue;
+        if (ggml_n_dims(t) == 3) {  // a conv kernel (conv1d_ct): k-major, no im2col
+            if (!gemm::pack_conv_k_major_bf16_in_place(static_cast<uint16_t *>(t->data), t->ne[0], t->ne[1], t->ne[2])) continue;
+            gemm::register_conv_k_major(t);
+            w.packed.push_back(t);
+            ++n;
+            continue;
+        }
+        if (ggml_n_dims(t) != 2 || !gemm::pack_bf16_in_place(static_cast<uint16_t *>(t->data), t->ne[1], t->ne[0])) continue;
         gemm::register_packed(t);
         w.packed.push_back(t);
         ++n;
@@ -353,12 +361,26 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
         return ggml_n_dims(t) == 2 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 &&
                n != "input_embedding.weight";
     };
-    for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) make_mm_copies(*w, tt, m->dev_t2m_, linear_weight);
+    const bool cpu_t2m = ggml_backend_dev_type(m->dev_t2m_) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    auto conv_kernel = [](const std::string &n, const ggml_tensor *t) {
+        return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
+    };
+    // A bf16 token2mel where our packed BF16 GEMM is the linear layers' kernel (AVX512-BF16
+    // without AMX: onednn::backend_for) also takes the DiT's conv kernels in bf16, without
+    // im2col (22 % of its time stayed F32 before, docs/measurements.md §21; the encoder's few
+    // convs stay F32). On AMX the linear layers go to oneDNN and VDPBF16PS is the slow
+    // instruction, so the convs stay F32 there.
+    const bool bf16_convs = tt == GGML_TYPE_BF16 && cpu_t2m && gemm::bf16_packed_enabled() &&
+                            onednn::backend_for(GGML_TYPE_BF16, 512, 1536) == onednn::Backend::Packed;
+    auto dit_matrix = [&](const std::string &n, const ggml_tensor *t) {
+        return linear_weight(n, t) || (bf16_convs && conv_kernel(n, t));
+    };
+    for (auto *w : {m->encoder_.get(), m->flow_extra_.get()}) make_mm_copies(*w, tt, m->dev_t2m_, linear_weight);
+    make_mm_copies(*m->flow_, tt, m->dev_t2m_, dit_matrix);
     // F32 token2mel on the CPU with AVX-512F: its linear weights and conv kernels packed in
     // place for the packed GEMM (packed-gemm.h; RTF_T2W_PACKED=0 keeps ggml's mul_mat).
     // The linear weights onednn::backend_for() gives to oneDNN are registered with it first
     // (from the plain data) and then left out of the packing.
-    const bool cpu_t2m = ggml_backend_dev_type(m->dev_t2m_) == GGML_BACKEND_DEVICE_TYPE_CPU;
     if ((tt == GGML_TYPE_F32 || tt == GGML_TYPE_BF16) && cpu_t2m && onednn::available()) {
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()})
             m->n_onednn_ += register_onednn_weights(*w, tt, linear_weight);
@@ -371,16 +393,13 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
         };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) m->n_packed_ += pack_weights(*w, matrix, true);
     }
-    // BF16 token2mel on a CPU with AVX512-BF16: the bf16 copies of the linear weights packed
-    // in place for the packed BF16 GEMM (packed-gemm-bf16.h), and the conv kernels, which
-    // stay F32, for the F32 one.
+    // BF16 token2mel on a CPU with AVX512-BF16: the bf16 copies of the linear weights (those
+    // oneDNN did not take) and, with bf16_convs, of the DiT's conv kernels packed in place for
+    // the packed BF16 GEMM (packed-gemm-bf16.h); the F32 conv kernels left for the F32 one.
     if (tt == GGML_TYPE_BF16 && cpu_t2m && gemm::bf16_packed_enabled()) {
-        auto conv_kernel = [](const std::string &n, const ggml_tensor *t) {
-            return ggml_n_dims(t) == 3 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0;
-        };
         for (auto *w : {m->encoder_.get(), m->flow_extra_.get(), m->flow_.get()}) {
             m->n_packed_ += pack_bf16_weights(*w, not_onednn);
-            if (gemm::packed_enabled()) m->n_packed_ += pack_weights(*w, conv_kernel, true);
+            if (gemm::packed_enabled() && !(bf16_convs && w == m->flow_.get())) m->n_packed_ += pack_weights(*w, conv_kernel, true);
         }
     }
     auto voc_conv = [](const std::string &n, const ggml_tensor *t) {

@@ -28,7 +28,8 @@ ggml_tensor *conv1d_ct(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_t
     const int64_t K = w->ne[0], Cin = w->ne[1], Cout = w->ne[2];
     if (gemm::is_conv_k_major(w)) {
         if (dilation != 1) throw_usage("t2w: a k-major packed conv kernel takes dilation 1 only, got " + std::to_string(dilation));
-        return gemm::conv_k_major(ctx, x, w, b);  // the input read in place: no permute, no im2col
+        // the input read in place: no permute, no im2col
+        return w->type == GGML_TYPE_BF16 ? gemm::conv_k_major_bf16(ctx, x, w, b) : gemm::conv_k_major(ctx, x, w, b);
     }
     ggml_tensor *xt = ggml_cont(ctx, ggml_permute(ctx, x, 1, 0, 2, 3));  // [T, Cin, B]
     ggml_tensor *col = ggml_im2col(ctx, w, xt, 1, 0, 0, 0, dilation, 0, false, GGML_TYPE_F32);  // [K·Cin, Tout, B]

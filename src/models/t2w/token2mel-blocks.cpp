@@ -300,11 +300,11 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     ggml_tensor *c1 = ggml_cont(ctx, ggml_view_3d(ctx, cnn_cache, h, 2, B, cnn_cache->nb[1], cnn_cache->nb[2], 0));
     ggml_tensor *c2 = ggml_cont(ctx, ggml_view_3d(ctx, cnn_cache, h, 2, B, cnn_cache->nb[1], cnn_cache->nb[2], h * sizeof(float)));
     ggml_tensor *in1 = ggml_concat(ctx, c1, m3, 1);  // [h, T+2, B]
-    ggml_tensor *y = conv1d_ct(ctx, in1, w.get(p + "conv.block.1.weight"), w.get(p + "conv.block.1.bias"));
+    ggml_tensor *y = conv1d_ct(ctx, in1, w.mm(p + "conv.block.1.weight"), w.get(p + "conv.block.1.bias"));
     y = layer_norm(ctx, y, w.get(p + "conv.block.3.weight"), w.get(p + "conv.block.3.bias"), 1e-5f);
     y = cpu_ops ? mish(ctx, y) : mish_chain(ctx, y);
     ggml_tensor *in2 = ggml_concat(ctx, c2, y, 1);
-    y = conv1d_ct(ctx, in2, w.get(p + "conv.block.6.weight"), w.get(p + "conv.block.6.bias"));
+    y = conv1d_ct(ctx, in2, w.mm(p + "conv.block.6.weight"), w.get(p + "conv.block.6.bias"));
     *new_cnn = ggml_concat(ctx, ggml_cont(ctx, slice_t(ctx, in1, T, 2)), ggml_cont(ctx, slice_t(ctx, in2, T, 2)), 0);  // [2h, 2, B]
     hx = ggml_add(ctx, hx, ggml_mul(ctx, y, chunk(8)));
     // MLP
