@@ -7,3 +7,5 @@ target_include_directories(bench-t2w PRIVATE ${PROJECT_SOURCE_DIR}/tests/t2w)
 rtf_add_benchmark(bench-t2w-gemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w-gemm.cpp LIBS rtf_t2w)
 # The vocoder's ResBlock convs: im2col + packed GEMM + transpose + add vs the direct conv.
 rtf_add_benchmark(bench-t2w-conv SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w-conv.cpp LIBS rtf_t2w)
+# The fused DiT attention at the engine's shape (one thread, hot and cold cache).
+rtf_add_benchmark(bench-t2w-attention SOURCES ${CMAKE_CURRENT_LIST_DIR}/t2w/bench-t2w-attention.cpp LIBS rtf_t2w)
