@@ -13,6 +13,8 @@
 #             bf16/f16 Token2Wav types, an 8-token first window, first-audio priority and
 #             the fixed text turn)
 #   RTF       the rtf binary (default build/bin/rtf)
+#   BINS      ';'-separated "name=path": the settings so named run that binary instead
+#             (A/B of two builds: SETTINGS="old=;new=" BINS="old=/tmp/rtf-old")
 # Writes OUT/<name>-<run>/demo.json (the demo's own results) and OUT/first-audio.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +30,14 @@ if [[ -n ${KIT:-} ]]; then
   kit=(--models "$KIT")
 fi
 IFS=';' read -r -a sets <<<"$SETTINGS"
+declare -A bin_of=()
+if [[ -n ${BINS:-} ]]; then
+  IFS=';' read -r -a bins <<<"$BINS"
+  for b in "${bins[@]}"; do
+    [[ $b == *=* && -x ${b#*=} ]] || { echo "first-audio: BINS entry '$b' is not name=<an executable>" >&2; exit 1; }
+    bin_of[${b%%=*}]=${b#*=}
+  done
+fi
 names=()
 for s in "${sets[@]}"; do
   [[ $s == *=* ]] || { echo "first-audio: SETTINGS entry '$s' is not name=flags" >&2; exit 1; }
@@ -39,7 +49,7 @@ for i in $(seq 1 "$RUNS"); do
     name=${s%%=*} flags=${s#*=}
     echo "run $i/$RUNS: $name ${flags:-(defaults)}" >&2
     # shellcheck disable=SC2086  # flags are words by design
-    "$RTF" demo -q --no-history "${kit[@]}" --out-dir "$OUT/$name-$i" $flags >/dev/null
+    "${bin_of[$name]:-$RTF}" demo -q --no-history "${kit[@]}" --out-dir "$OUT/$name-$i" $flags >/dev/null
   done
 done
 /usr/bin/python3 - "$OUT" "$RUNS" "${names[@]}" <<'PY' | tee "$OUT/first-audio.md"
@@ -49,13 +59,15 @@ parts = ["llm_prefill_ms", "llm_first_step_ms", "tts_first_code_ms", "tts_fill_w
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else float("nan")
-print("| setting | first_audio_ms runs | median | rtf median | " + " | ".join(p[:-3].replace("_", " ") for p in parts) + " |")
-print("|---|---|---:|---:|" + "---:|" * len(parts))
+print("| setting | first_audio_ms runs | median | gapless_start_ms runs | median | rtf runs | median | " +
+      " | ".join(p[:-3].replace("_", " ") for p in parts) + " |")
+print("|---|---|---:|---|---:|---|---:|" + "---:|" * len(parts))
 for n in names:
     rs = [json.load(open(f"{out}/{n}-{i}/demo.json")) for i in range(1, runs + 1)]
     fa = [r["first_audio"]["first_audio_ms"] for r in rs]
+    gs = [r["metrics"].get("gapless_start_ms") for r in rs]
     rtf = [r["metrics"]["rtf"] for r in rs]
     cols = [med([r["first_audio"]["parts"].get(p) for r in rs]) for p in parts]
-    print(f"| {n} | {', '.join(f'{x:.0f}' for x in fa)} | {med(fa):.0f} | {med(rtf):.3f} | " +
-          " | ".join(f"{c:.0f}" for c in cols) + " |")
+    print(f"| {n} | {', '.join(f'{x:.0f}' for x in fa)} | {med(fa):.0f} | {', '.join(f'{x:.0f}' for x in gs if x is not None)} | "
+          f"{med(gs):.0f} | {', '.join(f'{x:.3f}' for x in rtf)} | {med(rtf):.3f} | " + " | ".join(f"{c:.0f}" for c in cols) + " |")
 PY

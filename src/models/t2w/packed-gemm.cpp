@@ -57,6 +57,8 @@ __attribute__((target("avx512f"))) void kernel(const float *a, int64_t K, const 
         for (int r = 0; r < R; ++r) c[p][r] = _mm512_setzero_ps();
     const float *a1 = a + K * kPanel;
     for (int64_t k = 0; k < K; ++k) {
+        _mm_prefetch(reinterpret_cast<const char *>(a + (k + 16) * kPanel), _MM_HINT_T0);
+        if constexpr (P == 2) _mm_prefetch(reinterpret_cast<const char *>(a1 + (k + 16) * kPanel), _MM_HINT_T0);
         const __m512 w0 = _mm512_loadu_ps(a + k * kPanel);
         __m512 w1 = w0;
         if constexpr (P == 2) w1 = _mm512_loadu_ps(a1 + k * kPanel);
