@@ -19,6 +19,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "models/t2w/packed-gemm-bf16.h"
 #include "models/t2w/packed-gemm.h"
 
 using namespace rtf::t2w;
@@ -55,6 +56,31 @@ void BM_packed(benchmark::State &st) {
     int64_t c = 0;
     for (auto _ : st) {
         gemm::gemm(p.data() + c * P, N, K, x.data(), K, M, nullptr, y.data(), N);
+        benchmark::DoNotOptimize(y.data());
+        c = (c + 1) % C;
+    }
+    set_flops(st, N, K, M);
+}
+
+// The packed BF16 GEMM (packed-gemm-bf16.h) on the same shapes: bf16 weights and
+// activations, F32 sums (what --t2w-type-t2m bf16 runs where the CPU has AVX512-BF16).
+void BM_packed_bf16(benchmark::State &st) {
+    const int64_t N = st.range(0), K = st.range(1), M = st.range(2);
+    if (!gemm::bf16_packed_enabled() || N % gemm::kPanel != 0) {
+        st.SkipWithError("no AVX512-BF16, or N not a multiple of 16");
+        return;
+    }
+    const int64_t C = st.range(3) ? std::max<int64_t>(1, (256ll << 20) / (N * K * 2) + 1) : 1;
+    const auto w = randn(N * K, 1), x = randn(M * K, 2);
+    std::vector<uint16_t> p(static_cast<size_t>(N * K * C)), xb(static_cast<size_t>(M * K));
+    for (int64_t i = 0; i < N * K; ++i) p[static_cast<size_t>(i)] = ggml_fp32_to_bf16(w[static_cast<size_t>(i)]).bits;
+    gemm::pack_bf16_in_place(p.data(), N, K);
+    for (int64_t c = 1; c < C; ++c) std::copy(p.begin(), p.begin() + N * K, p.begin() + c * N * K);
+    for (int64_t i = 0; i < M * K; ++i) xb[static_cast<size_t>(i)] = ggml_fp32_to_bf16(x[static_cast<size_t>(i)]).bits;
+    std::vector<float> y(M * N);
+    int64_t c = 0;
+    for (auto _ : st) {
+        gemm::gemm_bf16(p.data() + c * N * K, N, K, xb.data(), K, M, nullptr, y.data(), N);
         benchmark::DoNotOptimize(y.data());
         c = (c + 1) % C;
     }
@@ -101,4 +127,5 @@ void shapes(benchmark::internal::Benchmark *b) {
 }  // namespace
 
 BENCHMARK(BM_packed)->Apply(shapes);
+BENCHMARK(BM_packed_bf16)->Apply(shapes);
 BENCHMARK(BM_ggml)->Apply(shapes);
