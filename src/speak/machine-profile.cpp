@@ -59,9 +59,9 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn) 
     if (isa == "avx512-bf16") {
         // AVX512-BF16 without AMX (AMD EPYC Zen 4): VDPBF16PS at twice the f32 FMA rate.
         c.push_back(choice("t2w-type-t2m", "bf16",
-                           "AMD EPYC Zen 4, 2 cores: Token2Wav RTF 0.56 vs 0.64 at f32, demo rtf_steady -25 % "
-                           "(docs/measurements.md §5.6, §6)",
-                           "token2mel mel SNR 48.5 dB vs f32 (line: >= 40 dB); twin weights: twin-only evidence"));
+                           "AMD EPYC Zen 4, 2 cores: Token2Wav RTF 0.398 with the bf16 vocoder vs 0.604 at f32 "
+                           "(5 interleaved runs, docs/measurements.md §21; first measured in §5.6, §6)",
+                           "token2mel mel SNR 48.4 dB vs f32 (line: >= 40 dB); twin weights: twin-only evidence"));
         c.push_back(choice("tts-weight-type", "q8_0",
                            "AMD EPYC Zen 4, 2 cores: demo with q8_0 LM weights rtf 1.109/1.131 vs 1.158/1.164, "
                            "gapless_start_ms 2680/2777 vs 2929/2900 (docs/measurements.md §13)",
