@@ -116,6 +116,10 @@ int run_t2w(const T2wOptions &o) {
     else std::cerr << " " << t2w::onednn::version() << ", ISA " << t2w::onednn::isa();
     std::cerr << "\n";
     t2w::T2wStream stream(*model, cfg);
+    const t2w::Token2Mel &t2m = stream.token2mel();
+    const std::string cfg_plan = t2m.cfg_batched() ? "one batch-2 graph" : std::to_string(t2m.lanes()) + " lane(s)";
+    const char *attention = t2m.fused_attention() ? "fused (dit-attention)" : "ggml graph";
+    std::cerr << "t2w: token2mel: CFG branches as " << cfg_plan << ", DiT attention " << attention << "\n";
     const auto t_warm = std::chrono::steady_clock::now();
     stream.warm(!std::getenv("RTF_T2W_WARM_RUN") || std::string(std::getenv("RTF_T2W_WARM_RUN")) != "0");  // as the speak path does at load: no window pays graph set-up
     const double warm_ms = t2w::ms_since(t_warm);
@@ -262,6 +266,9 @@ int run_t2w(const T2wOptions &o) {
         for (const auto &ic : t2w::onednn::impls_used()) impls.push_back({{"impl", ic.impl}, {"calls", ic.calls}});
         j["kernels"] = {{"packed_weights", model->packed_weights()},
                         {"onednn_weights", model->onednn_weights()},
+                        {"token2mel", {{"cfg", t2m.cfg_batched() ? "batched" : "lanes"},
+                                       {"lanes", t2m.lanes()},
+                                       {"attention", t2m.fused_attention() ? "fused" : "ggml"}}},
                         {"onednn", {{"compiled", t2w::onednn::compiled()},
                                     {"available", t2w::onednn::available()},
                                     {"version", t2w::onednn::version()},
@@ -312,7 +319,8 @@ static void add_t2w_command(CLI::App &app, Action &action) {
                                           "for shares, slower than a normal run); RTF_T2W_WARM_RUN=0 builds the graphs at load without the "
                                           "warm-up run of the first window (shows what the first window pays cold); "
                                           "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times; RTF_T2W_PACKED=0 ggml's mul_mat instead of the packed AVX-512F GEMM for F32 weights and the AVX512-BF16 one for bf16 token2mel weights (A/B, or to rule it out); "
-                                          "RTF_T2W_CONV=0 the vocoder's convolutions as im2col + the packed GEMM instead of the direct AVX-512F convolution; RTF_T2W_CFG_BATCH=1|0 forces the two CFG branches into one batch-2 graph per Euler step (each DiT weight read once per step; a thread barrier per node) or two graphs on two threads (default with >= 2 token2mel threads)");
+                                          "RTF_T2W_CONV=0 the vocoder's convolutions as im2col + the packed GEMM instead of the direct AVX-512F convolution; "
+                                          "RTF_T2W_ATTN=ggml the DiT's attention as ggml's graph instead of the fused AVX-512F op; RTF_T2W_CFG_BATCH=1|0 forces the two CFG branches into one batch-2 graph per Euler step (each DiT weight read once per step; a thread barrier per node) or two graphs on two threads (default with >= 2 token2mel threads)");
     sub->add_option("--models", o->models, "Kit dir containing token2wav-gguf/, or that dir itself")->required();
     auto *tok = sub->add_option("--tokens", o->tokens_file, "File of audio codes 0..6560 (whitespace/comma separated)");
     auto *rnd = sub->add_option("--random", o->random_n, "Use N seeded random codes instead of --tokens")->check(CLI::Range(0, 1000000));

@@ -33,5 +33,14 @@ import json, sys
 k = json.load(open(sys.argv[1]))["kernels"]
 assert {"packed_weights", "onednn_weights", "onednn"} <= set(k), k
 assert {"compiled", "available", "version", "isa", "impls"} <= set(k["onednn"]), k
+t = k["token2mel"]
+assert t["cfg"] in ("lanes", "batched") and t["lanes"] in (1, 2), t
+# the fused attention wherever the CPU has AVX-512F (dit-attention.h), else ggml's graph
+avx512 = " avx512f " in " " + open("/proc/cpuinfo").read().replace("\n", " ") + " "
+assert t["attention"] == ("fused" if avx512 else "ggml"), (t, avx512)
 PY
+# the A/B switch back to ggml's attention graph, said on stderr and in the JSON
+RTF_T2W_ATTN=ggml expect_rc 0 "DiT attention ggml graph" -- t2w --models "$TMP/kit" --random 30 --seed 1 -o "$TMP/e.wav" --json "$TMP/e.json"
+export -n RTF_T2W_ATTN 2>/dev/null; unset RTF_T2W_ATTN
+grep -q '"attention": "ggml"' "$TMP/e.json" || { echo "FAIL: RTF_T2W_ATTN=ggml not in the JSON"; fails=$((fails+1)); }
 finish

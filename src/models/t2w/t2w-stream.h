@@ -84,6 +84,8 @@ public:
     void set_tap(WindowTap tap) { tap_ = std::move(tap); }
     const T2wConfig &config() const { return cfg_; }
     int flow_steps() const { return t2m_.steps(); }
+    // How token2mel runs its CFG branches and attention (diagnostics: `rtf t2w` prints them).
+    const Token2Mel &token2mel() const { return t2m_; }
     size_t buffered_tokens() const { return buf_.size(); }
 
 private:

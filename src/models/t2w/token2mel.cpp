@@ -459,6 +459,8 @@ int Token2Mel::lanes() const { return static_cast<int>(impl_->lanes.size()); }
 
 bool Token2Mel::cfg_batched() const { return impl_->batch; }
 
+bool Token2Mel::fused_attention() const { return impl_->fused_attn; }
+
 bool cfg_batch_enabled(int threads_t2m, bool cpu) {
     const char *e = std::getenv("RTF_T2W_CFG_BATCH");
     if (e && std::strcmp(e, "1") == 0) return true;

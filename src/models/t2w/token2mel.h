@@ -86,6 +86,8 @@ public:
     // Both CFG branches run as one batch-2 graph per Euler step (CFG on and
     // cfg_batch_enabled(...) when this Token2Mel was built).
     bool cfg_batched() const;
+    // The DiT's attention runs as the fused CPU op (dit-attention.h), not as ggml's graph.
+    bool fused_attention() const;
 
     // Throws rtf::Error(Usage) unless `window` is a valid graph length for `last`.
     static void check_window(int window, bool last);
