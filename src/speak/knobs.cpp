@@ -90,6 +90,13 @@ void add_placement(std::vector<KnobDef> &t, const std::string &p, PlacementOf pl
                  },
                  [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).n_threads_batch); },
                  Facts(p).load().threads()});
+    t.push_back({n + "-poll", "", p, "0-100",
+                 "How the " + p + "'s idle compute threads wait for work: 0 = sleep, 100 = spin (ggml's threadpool "
+                 "poll; spinning threads take cores the other stages could use)",
+                 {}, false, false, false, false,
+                 [pl, n](SpeakConfig &c, const std::string &v) { pl(c).poll = static_cast<int>(parse_int(v, flag(n + "-poll"), 0, 100)); },
+                 [cpl](const SpeakConfig &c) { return std::to_string(cpl(c).poll); },
+                 Facts(p).load()});
     t.push_back({n + "-fa", "", p, "", "Flash attention for the " + p, lm::flash_attn_modes(), false, false, false, false,
                  [pl, n](SpeakConfig &c, const std::string &v) { pl(c).flash_attn = knob_one_of(n + "-fa", v, lm::flash_attn_modes()); },
                  [cpl](const SpeakConfig &c) { return cpl(c).flash_attn; },

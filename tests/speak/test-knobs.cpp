@@ -114,7 +114,7 @@ TEST(Knobs, SettersReachTheirFields) {
     SpeakConfig c = default_config();
     apply_knobs(c, {{"d1", "4"}, {"d2", "2"}, {"schedule", "sequential"}, {"no-cfg", "true"}, {"seed", "7"},
                     {"greedy", "1"}, {"min-audio-s", "2"}, {"llm-cpus", "0-1"}, {"t2w-threads-voc", "1"},
-                    {"tts-kv-type", "q8_0"}, {"no-profile", "on"}});
+                    {"tts-kv-type", "q8_0"}, {"no-profile", "on"}, {"tts-poll", "0"}, {"llm-poll", "100"}});
     EXPECT_EQ(c.pipeline.depths, (std::vector<int>{4, 2}));
     EXPECT_EQ(c.pipeline.schedule, pipe::Schedule::sequential);
     EXPECT_FALSE(c.t2w.cfg);
@@ -126,6 +126,8 @@ TEST(Knobs, SettersReachTheirFields) {
     EXPECT_EQ(c.llm.placement.cpus, (std::vector<int>{0, 1}));  // stage thread and compute threads
     EXPECT_EQ(c.t2w.threads_voc, 1);
     EXPECT_EQ(c.tts.placement.kv_type, "q8_0");
+    EXPECT_EQ(c.tts.placement.poll, 0);
+    EXPECT_EQ(c.llm.placement.poll, 100);
     EXPECT_FALSE(c.pipeline.profile);
     apply_knob(c, "no-cfg", "false");
     EXPECT_TRUE(c.t2w.cfg);
