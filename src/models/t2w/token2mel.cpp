@@ -48,10 +48,12 @@
 //      whatever the batch or thread split (tests/t2w: BatchedCfgEqualsTwoSingleBranches).
 //   2. Graphs are built once per window shape and reused; the adaLN modulation vectors
 //      (functions of the Euler step only) are computed once at construction.
-//   3. The DiT prompt attention cache (constant forever, spec §3.7) is copied once per stream
-//      as K [dh, Tm_max+L, H, B] and V^T [Tm_max+L, dh, H, B] with the cache at the end; a
-//      pass writes only its current K / V^T in front of it and reads [current ; cached] as
-//      one view: no per-pass concatenation or transposition of L = 302 frames per block.
+//   3. The DiT prompt attention cache (constant forever, spec §3.7): on the CPU with AVX-512F
+//      the fused attention op (dit-attention.h) reads its K‖V rows in place, nothing copied.
+//      Elsewhere it is copied once per stream as K [dh, Tm_max+L, H, B] and V^T [Tm_max+L, dh,
+//      H, B] with the cache at the end; a pass writes only its current K / V^T in front of it
+//      and reads [current ; cached] as one view: no per-pass concatenation or transposition
+//      of L = 302 frames per block.
 // The per-block builders (conformer layer, DiT block, time condition) and the host Euler
 // step live in token2mel-blocks.h so that unit tests can check each block on its own.
 namespace rtf::t2w {
