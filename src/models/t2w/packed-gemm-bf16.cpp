@@ -168,11 +168,8 @@ void conv_bf16_op(ggml_tensor *dst, int ith, int nth, void *) {
 
 bool pack_conv_k_major_bf16_in_place(uint16_t *w, int64_t k, int64_t Cin, int64_t Cout) {
     if (Cout % kPanel != 0 || (k * Cin) % 2 != 0) return false;
-    std::vector<uint16_t> tmp(static_cast<size_t>(k * Cin * Cout));
-    for (int64_t n = 0; n < Cout; ++n)
-        for (int64_t c = 0; c < Cin; ++c)
-            for (int64_t j = 0; j < k; ++j) tmp[static_cast<size_t>((n * k + j) * Cin + c)] = w[(n * Cin + c) * k + j];
-    std::copy(tmp.begin(), tmp.end(), w);
+    const std::vector<uint16_t> src(w, w + k * Cin * Cout);
+    reorder_k_major(src.data(), w, k, Cin, Cout);
     return pack_bf16_in_place(w, Cout, k * Cin);
 }
 

@@ -217,16 +217,13 @@ void conv_op(ggml_tensor *dst, int ith, int nth, void *) {
              b ? static_cast<const float *>(b->data) : nullptr, static_cast<float *>(dst->data) + bb * Tout * Cout, Cout, ith,
              nth);
     }
-    (void)T;
 }
 }  // namespace
 
 void pack_conv_k_major_in_place(float *w, int64_t k, int64_t Cin, int64_t Cout) {
     if (Cout % kPanel != 0) std::abort();  // a caller bug, as pack_in_place
     std::vector<float> tmp(static_cast<size_t>(k * Cin * Cout));
-    for (int64_t n = 0; n < Cout; ++n)
-        for (int64_t c = 0; c < Cin; ++c)
-            for (int64_t j = 0; j < k; ++j) tmp[(n * k + j) * Cin + c] = w[(n * Cin + c) * k + j];
+    reorder_k_major(w, tmp.data(), k, Cin, Cout);
     pack(tmp.data(), Cout, k * Cin, w);
 }
 

@@ -75,6 +75,14 @@ ggml_tensor *linear(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w_packed, gg
 // no builder takes one for the other. Numerics: one fma accumulator per output in order
 // j-major, c inner — the plain loop of that order, bit for bit.
 void pack_conv_k_major_in_place(float *w, int64_t k, int64_t Cin, int64_t Cout);
+// The reorder both packings (this F32 one and packed-gemm-bf16.h's) start from: dst row n =
+// [W[n][c][0] for c ; W[n][c][1] for c ; ...] from ggml's [k, Cin, Cout] (src row n: c-major).
+template <class T>
+void reorder_k_major(const T *src, T *dst, int64_t k, int64_t Cin, int64_t Cout) {
+    for (int64_t n = 0; n < Cout; ++n)
+        for (int64_t c = 0; c < Cin; ++c)
+            for (int64_t j = 0; j < k; ++j) dst[(n * k + j) * Cin + c] = src[(n * Cin + c) * k + j];
+}
 void register_conv_k_major(const ggml_tensor *w);
 void unregister_conv_k_major(const ggml_tensor *w);
 bool is_conv_k_major(const ggml_tensor *w);

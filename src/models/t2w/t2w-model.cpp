@@ -370,8 +370,9 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
     // im2col (22 % of its time stayed F32 before, docs/measurements.md §21; the encoder's few
     // convs stay F32). On AMX the linear layers go to oneDNN and VDPBF16PS is the slow
     // instruction, so the convs stay F32 there.
+    const int64_t dit_h = m->dit_dims().hidden;  // the DiT's linear shape, asked as oneDNN's choice is made for it
     const bool bf16_convs = tt == GGML_TYPE_BF16 && cpu_t2m && gemm::bf16_packed_enabled() &&
-                            onednn::backend_for(GGML_TYPE_BF16, 512, 1536) == onednn::Backend::Packed;
+                            onednn::backend_for(GGML_TYPE_BF16, dit_h, dit_h) == onednn::Backend::Packed;
     auto dit_matrix = [&](const std::string &n, const ggml_tensor *t) {
         return linear_weight(n, t) || (bf16_convs && conv_kernel(n, t));
     };

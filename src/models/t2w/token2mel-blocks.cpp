@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/error.h"
 #include "models/t2w/dit-attention.h"
 #include "models/t2w/t2w-ops.h"
 
@@ -77,11 +78,10 @@ const std::vector<float> &gelu_table() {
         ggml_tensor *y = ggml_gelu(ctx, x);
         ggml_cgraph *gf = ggml_new_graph_custom(ctx, 4, false);
         ggml_build_forward_expand(gf, y);
-        std::vector<float> t(static_cast<size_t>(n), 0.0f);
-        if (ggml_graph_compute_with_ctx(ctx, gf, 1) == GGML_STATUS_SUCCESS) {
-            std::memcpy(t.data(), y->data, t.size() * sizeof(float));
-        }
+        const bool ok = ggml_graph_compute_with_ctx(ctx, gf, 1) == GGML_STATUS_SUCCESS;
+        std::vector<float> t(static_cast<const float *>(y->data), static_cast<const float *>(y->data) + n);
         ggml_free(ctx);
+        if (!ok) throw_runtime("t2w: the GELU table (ggml_gelu on every fp16 value) failed to compute on the CPU");
         return t;
     }();
     return table;
