@@ -136,6 +136,14 @@ void set_kv(gguf_context *ctx, const gguf::KvSpec &k) {
             else if constexpr (std::is_same_v<T, uint64_t>) gguf_set_val_u64(ctx, key, v);
             else if constexpr (std::is_same_v<T, std::vector<float>>)
                 gguf_set_arr_data(ctx, key, GGUF_TYPE_FLOAT32, v.data(), v.size());
+            else if constexpr (std::is_same_v<T, std::vector<int32_t>>)
+                gguf_set_arr_data(ctx, key, GGUF_TYPE_INT32, v.data(), v.size());
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                std::vector<const char *> p;
+                p.reserve(v.size());
+                for (const auto &x : v) p.push_back(x.c_str());
+                gguf_set_arr_str(ctx, key, p.data(), p.size());
+            }
         },
         k.value);
 }
@@ -361,8 +369,24 @@ FileResult make_like(const std::string &in_path, const std::string &out_path, ui
 }
 
 void KitOptions::validate() const {
-    if (family != "minicpmo45") throw_usage("--family: unknown family '" + family + "' (allowed: minicpmo45)");
+    if (family != "minicpmo45" && family != "pocket-tts")
+        throw_usage("--family: unknown family '" + family + "' (allowed: minicpmo45, pocket-tts)");
     if (out_dir.empty() && !dry_run) throw_usage("--out: the kit directory is required");
+    if (family == "pocket-tts") {
+        const auto &b = pocket.backbone;
+        if (b.n_embd % b.n_head != 0 || (b.n_embd / b.n_head) % 2 != 0)
+            throw_usage("dims: the backbone's heads (" + std::to_string(b.n_head) + ") must divide its width " +
+                        std::to_string(b.n_embd) + " into an even head size");
+        if (pocket.mimi.d % pocket.mimi.n_head != 0 || (pocket.mimi.d / pocket.mimi.n_head) % 2 != 0)
+            throw_usage("dims: the mimi transformer's heads must divide its width into an even head size");
+        if (b.n_text < 72 + 8) throw_usage("dims: the backbone's vocabulary needs at least 80 text pieces");
+        const bool default_roles = std::equal(roles.begin(), roles.end(), gguf::default_kit_roles.begin(),
+                                              gguf::default_kit_roles.end());
+        for (Role r : roles)
+            if (!default_roles && r != Role::backbone && r != Role::mmproj)
+                throw_usage(std::string("--only: pocket-tts has no '") + gguf::role_name(r) + "' file (backbone, mmproj)");
+        return;
+    }
     if (roles.empty()) throw_usage("--only: no file selected");
     for (const auto &v : voices)
         if (!t2w::valid_voice_name(v))
@@ -418,6 +442,23 @@ nlohmann::json KitOptions::to_json() const {
     const auto &d = dims;
     nlohmann::json roles_j = nlohmann::json::array();
     for (Role r : roles) roles_j.push_back(gguf::role_name(r));
+    if (family == "pocket-tts") {
+        const auto &p = pocket;
+        return {{"family", family},
+                {"scale", m45::scale_name(scale)},
+                {"type", gguf::weight_type_name(type)},
+                {"seed", seed},
+                {"roles", roles_j},
+                {"dims",
+                 {{"backbone",
+                   {{"n_layer", p.backbone.n_layer}, {"n_embd", p.backbone.n_embd}, {"n_head", p.backbone.n_head},
+                    {"n_ff", p.backbone.n_ff}, {"n_vocab", p.backbone.n_vocab()}, {"n_ctx", p.backbone.n_ctx}}},
+                  {"mimi",
+                   {{"d", p.mimi.d}, {"n_head", p.mimi.n_head}, {"n_ff", p.mimi.n_ff}, {"n_layer", p.mimi.n_layer},
+                    {"n_filters", p.mimi.n_filters}}},
+                  {"flow", {{"d", p.flow.d}, {"depth", p.flow.depth}}},
+                  {"variant", p.variant}}}};
+    }
     return {{"family", family},
             {"scale", m45::scale_name(scale)},
             {"type", gguf::weight_type_name(type)},
@@ -473,13 +514,21 @@ nlohmann::json KitResult::to_json(const KitOptions &o) const {
 
 uint64_t voice_seed(uint64_t seed, size_t i) { return seed + 0x9E3779B97F4A7C15ULL * (i + 1); }
 
-KitResult make_kit(const KitOptions &o) {
-    o.validate();
+KitResult make_kit(const KitOptions &o_in) {
+    o_in.validate();
+    KitOptions o = o_in;
+    const bool pocket = o.family == "pocket-tts";
+    if (pocket) {
+        if (std::any_of(o.roles.begin(), o.roles.end(), [](Role r) { return r != Role::backbone && r != Role::mmproj; }))
+            o.roles.assign(gguf::mtmd_family_roles.begin(), gguf::mtmd_family_roles.end());
+        o.voices.clear();
+        o.vocab_path.clear();
+    }
     const auto t0 = Clock::now();
-    const std::string vocab = o.vocab_path.empty() ? default_vocab_path() : o.vocab_path;
+    const std::string vocab = pocket ? "" : o.vocab_path.empty() ? default_vocab_path() : o.vocab_path;
     KitResult res;
     for (Role r : o.roles) {
-        const auto layout = m45::layout_for(r, o.dims, o.type);
+        const auto layout = pocket ? gguf::pockettts::layout_for(r, o.pocket, o.type) : m45::layout_for(r, o.dims, o.type);
         const std::string rel = layout.file_name;
         const std::string full = o.dry_run && o.out_dir.empty() ? rel : (fs::path(o.out_dir) / rel).string();
         FileResult f = write_layout(layout, full, o.seed, vocab, o.dry_run, o.progress);
@@ -502,7 +551,7 @@ KitResult make_kit(const KitOptions &o) {
     res.seconds = since(t0);
     if (!o.dry_run) {
         KitOptions o2 = o;
-        o2.vocab_path = vocab;
+        if (!pocket) o2.vocab_path = vocab;
         auto j = res.to_json(o2);
         const std::string p = (fs::path(o.out_dir) / "rtf-kit.json").string();
         keep_other_files(p, j);

@@ -33,6 +33,7 @@
 
 #include "models/gguf/layout.h"
 #include "models/gguf/minicpmo45-layout.h"
+#include "models/gguf/pockettts-layout.h"
 
 namespace rtf::twin {
 
@@ -44,12 +45,15 @@ using gguf::minicpmo45::Scale;
 using ProgressFn = std::function<void(const std::string &file, uint64_t done, uint64_t total)>;
 
 struct KitOptions {
+    // "minicpmo45" (the files above) or "pocket-tts" (DIR/pocket-tts.gguf + DIR/mmproj-pocket-tts.gguf,
+    // pockettts-layout.h; `pocket` holds its dims, `roles` / `voices` / `vocab_path` do not apply).
     std::string family = "minicpmo45";
     Scale scale = Scale::tiny;
     WeightType type = WeightType::f16;
     uint64_t seed = 0;
     std::string out_dir;                  // required unless dry_run
     gguf::minicpmo45::Dims dims = gguf::minicpmo45::dims_for_scale(Scale::tiny);
+    gguf::pockettts::Dims pocket = gguf::pockettts::dims_for_scale(Scale::tiny);
     std::vector<Role> roles{gguf::default_kit_roles.begin(), gguf::default_kit_roles.end()};  // files to write
     std::string vocab_path;               // vocabulary GGUF for the tokenizer ("" = RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf)
     // Extra voices written with the prompt cache: DIR/voices/NAME/prompt_cache.gguf, the prompt

@@ -1,5 +1,7 @@
 #include "models/gguf/layout-check.h"
 
+#include "models/gguf/pockettts-layout.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -103,9 +105,12 @@ std::optional<Role> detect_role(const std::string &path, const GgufFile *f) {
     if (b.find("-audio-") != std::string::npos || b.find("apm") != std::string::npos) return Role::apm;
     if (b.find("-vision-") != std::string::npos || b.find("vpm") != std::string::npos) return Role::vpm;
     if (b.find("projector") != std::string::npos) return Role::projector;
+    if (b.find("pocket-tts") != std::string::npos) return b.rfind("mmproj", 0) == 0 ? Role::mmproj : Role::backbone;
     if (b.find("-tts-") != std::string::npos || b.rfind("tts", 0) == 0) return Role::tts;
     if (!f) return std::nullopt;
     const auto arch = f->find_string("general.architecture").value_or("");
+    if (arch == "pockettts") return Role::backbone;
+    if (arch == "clip" && f->find_string("clip.gen.audio.projector_type").value_or("") == "pockettts_gen") return Role::mmproj;
     if (arch == "qwen3") return Role::llm;
     if (arch == "projector") return Role::projector;
     if (arch == "whisper" || f->find_tensor("encoder.conv1.weight")) return Role::apm;
@@ -197,7 +202,9 @@ Dims infer_dims(const GgufFile &f, Role r) {
             break;
         }
         case Role::flow_extra:
-        case Role::hifigan2: break;
+        case Role::hifigan2:
+        case Role::backbone:  // pockettts::infer_dims
+        case Role::mmproj: break;
     }
     return d;
 }
@@ -208,8 +215,10 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
     auto add = [&](std::string kind, std::string subject, std::string expected, std::string actual) {
         out.push_back(Problem{file, std::move(kind), std::move(subject), std::move(expected), std::move(actual)});
     };
-    const Dims dims = infer_dims(f, role);
-    const FileLayout want = layout_for(role, dims, WeightType::f16);
+    const bool pocket = role == Role::backbone || role == Role::mmproj;
+    const Dims dims = pocket ? Dims{} : infer_dims(f, role);
+    const pockettts::Dims pdims = pocket ? pockettts::infer_dims(f, role) : pockettts::Dims{};
+    const FileLayout want = pocket ? pockettts::layout_for(role, pdims, WeightType::f16) : layout_for(role, dims, WeightType::f16);
 
     // Metadata keys.
     for (const auto &k : want.kvs) {
@@ -259,9 +268,9 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
         if (!wanted.count(t.name)) add("extra_tensor", t.name, "", format_shape(t.ne, t.n_dims) + " " + type_name(t.type));
 
     // Vocabulary: the token list must match the embedding rows (libllama rejects a mismatch).
-    if (want.tokenizer_tokens > 0 && f.has_key("tokenizer.ggml.tokens")) {
+    if ((want.tokenizer_tokens > 0 || role == Role::backbone) && f.has_key("tokenizer.ggml.tokens")) {
         const auto n_tok = static_cast<int64_t>(f.array_size("tokenizer.ggml.tokens"));
-        const int64_t rows = role == Role::llm ? dims.llm.n_vocab : kTtsVocab;
+        const int64_t rows = role == Role::llm ? dims.llm.n_vocab : pocket ? pdims.backbone.n_vocab() : kTtsVocab;
         if (n_tok != rows)
             add("vocab", "tokenizer.ggml.tokens", std::to_string(rows) + " tokens (token_embd rows)",
                 std::to_string(n_tok) + " tokens");
@@ -270,6 +279,8 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
     if (role == Role::encoder && (dims.encoder.n_blocks == 0 || dims.encoder.n_up_blocks == 0))
         add("missing_tensor", dims.encoder.n_blocks == 0 ? "encoders.0.*" : "up_encoders.0.*",
             "at least one conformer block", "none");
+    if (role == Role::mmproj && pdims.flow.depth == 0)
+        add("missing_tensor", "a.gen.flow.blk.0.*", "at least one flow block", "none");
     if (role == Role::flow_matching && dims.flow_matching.n_blocks == 0)
         add("missing_tensor", "estimator.blocks.0.*", "at least one DiT block", "none");
     if (role == Role::apm) {

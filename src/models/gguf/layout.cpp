@@ -16,6 +16,8 @@ const char *role_name(Role r) noexcept {
         case Role::prompt_cache: return "prompt_cache";
         case Role::apm: return "apm";
         case Role::vpm: return "vpm";
+        case Role::backbone: return "backbone";
+        case Role::mmproj: return "mmproj";
     }
     return "?";
 }
@@ -23,8 +25,11 @@ const char *role_name(Role r) noexcept {
 Role parse_role(const std::string &text, const std::string &what) {
     for (Role r : all_roles)
         if (text == role_name(r)) return r;
+    for (Role r : mtmd_family_roles)
+        if (text == role_name(r)) return r;
     std::string allowed;
     for (Role r : all_roles) allowed += std::string(allowed.empty() ? "" : ", ") + role_name(r);
+    for (Role r : mtmd_family_roles) allowed += std::string(", ") + role_name(r);
     throw_usage(what + ": unknown file role '" + text + "' (allowed: " + allowed + ")");
 }
 

@@ -21,12 +21,15 @@ namespace rtf::gguf {
 // `vpm`, the audio and vision encoders of the duplex input side). One role per file.
 // `encoder` is Token2Wav's conformer encoder, `apm` the Whisper audio encoder, `vpm` the
 // SigLIP vision encoder with its resampler.
-enum class Role { llm, tts, projector, encoder, flow_matching, flow_extra, hifigan2, prompt_cache, apm, vpm };
+enum class Role { llm, tts, projector, encoder, flow_matching, flow_extra, hifigan2, prompt_cache, apm, vpm, backbone, mmproj };
 
 inline constexpr std::array<Role, 10> all_roles{Role::llm,      Role::tts,           Role::projector,
                                                 Role::encoder,  Role::flow_matching, Role::flow_extra,
                                                 Role::hifigan2, Role::prompt_cache,  Role::apm,
                                                 Role::vpm};
+// The two files of a libmtmd speech family (Pocket TTS, Qwen3-TTS; pockettts-layout.h): the libllama
+// backbone, and the mmproj GGUF holding the speaker encoder and the audio-generation stages.
+inline constexpr std::array<Role, 2> mtmd_family_roles{Role::backbone, Role::mmproj};
 // What `rtf twin` writes unless told otherwise: every role but the vision encoder (optional:
 // `rtf twin --vision`, or `--only vpm`).
 inline constexpr std::array<Role, 9> default_kit_roles{Role::llm,      Role::tts,           Role::projector,
@@ -75,8 +78,10 @@ struct TensorSpec {
     std::string seed_name;
 };
 
-// std::vector<float>: an f32 array key (the audio encoder's mel filter bank).
-using KvValue = std::variant<std::monostate, uint32_t, int32_t, float, bool, std::string, uint64_t, std::vector<float>>;
+// std::vector<float>: an f32 array key (the audio encoder's mel filter bank); the string and
+// int32 arrays: a tokenizer a layout writes itself (Pocket TTS's, pockettts-layout.h).
+using KvValue = std::variant<std::monostate, uint32_t, int32_t, float, bool, std::string, uint64_t, std::vector<float>,
+                             std::vector<int32_t>, std::vector<std::string>>;
 
 struct KvSpec {
     std::string key;

@@ -213,6 +213,8 @@ std::string file_name(Role r, WeightType t) {
         case Role::prompt_cache: return "token2wav-gguf/prompt_cache.gguf";
         case Role::apm: return "audio/MiniCPM-o-4_5-audio-F16.gguf";  // duplex-input spec §1.1
         case Role::vpm: return "vision/MiniCPM-o-4_5-vision-F16.gguf";  // duplex-input spec §3.1
+        case Role::backbone:
+        case Role::mmproj: break;  // not files of this family (pockettts-layout.h)
     }
     return "";
 }
@@ -605,8 +607,10 @@ FileLayout layout_for(Role r, const Dims &d, WeightType t) {
         case Role::prompt_cache: return prompt_cache_layout(d.prompt_cache);
         case Role::apm: return apm_layout(d.apm);
         case Role::vpm: return vpm_layout(d.vpm);
+        case Role::backbone:
+        case Role::mmproj: break;
     }
-    return {};
+    throw_usage(std::string("minicpmo45 has no '") + role_name(r) + "' file");
 }
 
 }  // namespace rtf::gguf::minicpmo45
