@@ -25,13 +25,14 @@ constexpr const char *kParagraph =
 struct DemoCmd {
     SpeakOptions opts;
     std::string scale = "cpu";
+    std::string family = "minicpmo45";
     std::string kit_dir;
     std::string out_dir = "rtf-demo";
     bool quiet = false;
     HistoryFlags history;
 };
 
-std::string default_kit_dir(const std::string &scale) {
+std::string default_kit_dir(const std::string &family, const std::string &scale) {
     std::string base;
     if (const char *c = std::getenv("RTF_CACHE_DIR"); c && *c) {
         base = c;
@@ -42,17 +43,21 @@ std::string default_kit_dir(const std::string &scale) {
     } else {
         base = ".rtf-cache";
     }
-    return base + "/kits/minicpmo45-" + scale + "-f16-seed0";
+    return base + "/kits/" + family + "-" + scale + "-f16-seed0";
 }
 
 // Generates the twin kit unless a complete one (rtf-kit.json written last) is there.
-void ensure_kit(const std::string &dir, const std::string &scale_name, bool quiet) {
+void ensure_kit(const std::string &dir, const std::string &family, const std::string &scale_name, bool quiet) {
     if (fs::is_regular_file(fs::path(dir) / "rtf-kit.json")) return;
     twin::KitOptions o;
+    o.family = family;
     o.scale = gguf::minicpmo45::parse_scale(scale_name, "--scale");
     o.dims = gguf::minicpmo45::dims_for_scale(o.scale);
+    o.pocket = gguf::pockettts::dims_for_scale(o.scale);
+    if (family != "minicpmo45") o.roles.assign(gguf::mtmd_family_roles.begin(), gguf::mtmd_family_roles.end());
     o.out_dir = dir;
-    std::cout << "making a " << scale_name << "-scale twin kit of MiniCPM-o 4.5 in " << dir
+    std::cout << "making a " << scale_name << "-scale twin kit of "
+              << (family == "minicpmo45" ? std::string("MiniCPM-o 4.5") : family) << " in " << dir
               << " (once; later runs reuse it)\n";
     if (!quiet) {
         o.progress = [last = std::string()](const std::string &file, uint64_t done, uint64_t total) mutable {
@@ -68,8 +73,9 @@ void ensure_kit(const std::string &dir, const std::string &scale_name, bool quie
 int run_demo(DemoCmd &d) {
     speak::SpeakConfig cfg = make_speak_config(d.opts, /*finalize=*/false);
     speak::parse_profile_mode(d.opts.profile.mode);  // a bad --profile before minutes of kit making
-    std::string kit = !cfg.models_dir.empty() ? cfg.models_dir : (!d.kit_dir.empty() ? d.kit_dir : default_kit_dir(d.scale));
-    if (cfg.models_dir.empty()) ensure_kit(kit, d.scale, d.quiet);
+    std::string kit = !cfg.models_dir.empty() ? cfg.models_dir
+                      : (!d.kit_dir.empty() ? d.kit_dir : default_kit_dir(d.family, d.scale));
+    if (cfg.models_dir.empty()) ensure_kit(kit, d.family, d.scale, d.quiet);
     cfg.models_dir = kit;
     d.opts.profile.history_db = d.history.db;
     const auto profile = apply_profile(d.opts, cfg);
@@ -91,12 +97,18 @@ int run_demo(DemoCmd &d) {
     auto engines = speak::load_engines(cfg);
     cfg = engines->config;  // the twin's EOS mask, printed below
     std::cout << "speaking " << (cfg.text.empty() ? "the LLM's answer to: " + cfg.prompt : "\"" + cfg.text + "\"")
-              << "\n  schedule " << pipe::to_string(cfg.pipeline.schedule) << ", audio cap "
-              << cfg.max_audio_s << " s (EOS masked until " << cfg.min_audio_s << " s: a fixed work size)\n";
+              << "\n  schedule " << pipe::to_string(cfg.pipeline.schedule) << ", audio cap " << cfg.max_audio_s
+              << (engines->family ? std::string(" s (a fixed work size)\n")
+                                  : " s (EOS masked until " + std::to_string(cfg.min_audio_s).substr(0, 4) + " s: a fixed work size)\n");
     bool interrupted = false;
     auto r = run_speak_cli(*engines, cfg, out, interrupted);
     print_speak_summary(r, out, std::cout);
-    if (engines->kit.is_twin) {
+    if (engines->kit.is_twin && engines->family) {
+        std::cout << "\nThis kit is a twin of " << engines->kit.family << ": real tensor layout, random weights, its own\n"
+                     "vocabulary. Its timings are real; its audio is noise. Real files: convert the model with the\n"
+                     "pinned llama.cpp's convert_hf_to_gguf.py (pocket-tts.gguf + mmproj-pocket-tts.gguf in one\n"
+                     "directory) and run:  rtf speak --models DIR --text \"Hello\" --speaker-file voice.wav -o out.wav\n";
+    } else if (engines->kit.is_twin) {
         std::cout << "\nThis kit is a twin: real tensor layout, random weights. Its timings are real; its audio is\n"
                      "noise. For real speech put MiniCPM-o 4.5's GGUF files in one directory (README \"Real model\n"
                      "files\") and run:  rtf speak --models DIR -p \"Hello\" -o out.wav   (or rtf demo --models DIR)\n";
@@ -116,6 +128,9 @@ void add_demo_command(CLI::App &app, Action &action) {
     sub->add_option("--scale", d->scale, "Twin kit scale when generating: tiny (seconds) or cpu (full-shape TTS "
                                          "and Token2Wav, Qwen3-0.6B-shaped LLM)")
         ->default_str(d->scale)->check(CLI::IsMember({"tiny", "cpu"}))->group("demo");
+    sub->add_option("--family", d->family, "Speech family of the generated twin kit: minicpmo45 (LLM -> TTS -> "
+                                           "Token2Wav) or pocket-tts (backbone + flow -> mimi decoder, libmtmd)")
+        ->default_str(d->family)->check(CLI::IsMember({"minicpmo45", "pocket-tts"}))->group("demo");
     sub->add_option("--kit-dir", d->kit_dir, "Where the twin kit is cached (default: $RTF_CACHE_DIR, "
                                              "$XDG_CACHE_HOME/rtfkit or ~/.cache/rtfkit, then kits/<name>)")
         ->group("demo");

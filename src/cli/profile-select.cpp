@@ -6,6 +6,7 @@
 
 #include "core/cpu-features.h"
 #include "history/history.h"
+#include "speak/kit.h"
 
 namespace rtf::cli {
 
@@ -43,6 +44,21 @@ std::optional<speak::TunedRow> find_tuned_row(const std::string &db, const std::
 speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
                                             const std::set<std::string> &user_set) {
     const auto mode = speak::parse_profile_mode(f.mode);
+    // The built-in and tuned choices are MiniCPM-o 4.5's, verified on its files: a kit of another
+    // family runs its engines as given.
+    if (!cfg.models_dir.empty()) {
+        std::string family;
+        try {
+            family = speak::resolve_kit(cfg.models_dir, false).family;
+        } catch (const std::exception &) {
+            // a bad kit is reported when the engines load
+        }
+        if (!family.empty() && family != "minicpmo45") {
+            speak::MachineProfile p = speak::select_profile(speak::ProfileMode::none, cpu_features(), std::nullopt);
+            p.source = "family " + family + ": no verified profile for it yet";
+            return p;
+        }
+    }
     std::optional<speak::TunedRow> tuned;
     if (mode == speak::ProfileMode::automatic && !cfg.models_dir.empty()) tuned = find_tuned_row(f.history_db, cfg.models_dir);
     auto p = speak::select_profile(mode, cpu_features(), tuned);

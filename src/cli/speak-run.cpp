@@ -141,9 +141,13 @@ speak::SpeakResult run_speak_cli(speak::Engines &engines, speak::SpeakConfig cfg
 void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, std::ostream &os) {
     const auto &m = r.run.metrics;
     os << (r.run.cancelled ? "interrupted (Ctrl-C): partial result\n" : "");
-    os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks ("
-       << r.audio_codes.size() << " audio tokens, " << r.text_tokens.size() << " text tokens, LLM stop: "
-       << (r.llm_stop.empty() ? "-" : r.llm_stop) << ")\n";
+    if (r.family != "minicpmo45")
+        os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks (family " << r.family
+           << ": " << r.family_units << " latent frames from " << r.family_text_tokens << " text tokens)\n";
+    else
+        os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks ("
+           << r.audio_codes.size() << " audio tokens, " << r.text_tokens.size() << " text tokens, LLM stop: "
+           << (r.llm_stop.empty() ? "-" : r.llm_stop) << ")\n";
     if (r.twin_text_cap > 0)
         os << "twin cap  LLM reply capped at " << r.twin_text_cap << " text tokens (--twin-text-rate "
            << fmt(r.config.value("twin_text_rate", 0.0), 1) << "/s of audio): a twin artefact, real kits are never capped\n";
@@ -151,7 +155,7 @@ void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, s
     os << "rtf       " << fmt(m.rtf) << "   (xRT " << fmt(m.xrt, 2) << ")   rtf_steady " << fmt(m.rtf_steady)
        << "   first_audio_ms " << fmt(m.first_audio_ms, 0) << "   gapless_start_ms " << fmt(m.gapless_start_ms, 0)
        << "\n";
-    os << "first     " << speak::to_line(r.first_audio) << "\n";
+    if (r.family == "minicpmo45") os << "first     " << speak::to_line(r.first_audio) << "\n";
     if (r.t2w_graphs_built > 0 || r.t2w_rebuilt)
         os << "warning   Token2Wav built " << r.t2w_graphs_built << " graphs during the run"
            << (r.t2w_rebuilt ? " (its stream was rebuilt for another T2W config)" : "") << ": not a warm run\n";

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "models/gguf/layout-check.h"
+#include "models/gguf/pockettts-layout.h"
 #include "models/t2w/voice.h"
 
 namespace rtf::speak {
@@ -74,7 +75,9 @@ std::string resolve_apm(const std::string &dir) {
 nlohmann::json Kit::to_json() const {
     nlohmann::json v = nlohmann::json::array();
     for (const auto &[name, path] : voices) v.push_back({{"name", name}, {"path", path}});
-    return {{"dir", dir}, {"llm", llm}, {"tts", tts}, {"projector", projector}, {"token2wav", t2w_dir},
+    if (family != "minicpmo45")
+        return {{"dir", dir}, {"family", family}, {"backbone", backbone}, {"mmproj", mmproj}, {"twin", is_twin}};
+    return {{"dir", dir}, {"family", family}, {"llm", llm}, {"tts", tts}, {"projector", projector}, {"token2wav", t2w_dir},
             {"apm", apm},         {"voices", v},          {"twin", is_twin}};
 }
 
@@ -104,6 +107,22 @@ Kit resolve_kit(const std::string &dir, bool check_layouts) {
                 if (role == "encoder") k.t2w_dir = (root / path).parent_path().string();
             }
         }
+    }
+    // A Pocket TTS kit (pockettts-layout.h): its manifest says so, or it has the family's files and no MiniCPM-o LLM.
+    if (k.twin.value("family", "") == "pocket-tts" ||
+        (!k.is_twin && fs::is_regular_file(root / gguf::pockettts::kBackboneFile) && find_gguf(root, "MiniCPM-o-4_5-", "").empty())) {
+        k.family = "pocket-tts";
+        k.backbone = manifest_path(root, "backbone");
+        k.mmproj = manifest_path(root, "mmproj");
+        if (k.backbone.empty()) k.backbone = (root / gguf::pockettts::kBackboneFile).string();
+        if (k.mmproj.empty()) k.mmproj = (root / gguf::pockettts::kMmprojFile).string();
+        require_file(k.backbone, dir, std::string("Pocket TTS backbone (") + gguf::pockettts::kBackboneFile + ")");
+        require_file(k.mmproj, dir, std::string("Pocket TTS mmproj (") + gguf::pockettts::kMmprojFile + ")");
+        if (check_layouts) {
+            gguf::require_layout(k.backbone, gguf::Role::backbone);
+            gguf::require_layout(k.mmproj, gguf::Role::mmproj);
+        }
+        return k;
     }
     if (k.llm.empty()) k.llm = find_gguf(root, "MiniCPM-o-4_5-", "");
     if (k.tts.empty()) k.tts = find_gguf(root / "tts", "MiniCPM-o-4_5-tts-", "");

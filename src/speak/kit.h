@@ -25,6 +25,11 @@ namespace rtf::speak {
 
 struct Kit {
     std::string dir;
+    // The speech family: "minicpmo45" (the files above) or "pocket-tts" (DIR/pocket-tts.gguf +
+    // DIR/mmproj-pocket-tts.gguf: `backbone` and `mmproj` below; the MiniCPM-o paths stay empty).
+    // Found from rtf-kit.json's "family", else from the files present.
+    std::string family = "minicpmo45";
+    std::string backbone, mmproj;
     std::string llm;        // path of the LLM GGUF
     std::string tts;        // path of the TTS GGUF
     std::string projector;  // path of the projector GGUF

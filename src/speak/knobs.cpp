@@ -231,6 +231,38 @@ std::vector<KnobDef> make_table() {
                  [](SpeakConfig &c, const std::string &v) { c.speed = parse_double(v, "--speed", 0.25, 4.0); },
                  [](const SpeakConfig &c) { return knob_number(c.speed); },
                  Facts("run")});
+    // ---- families other than MiniCPM-o 4.5 (family.h: Pocket TTS)
+    t.push_back({"speaker-file", "", "family", "",
+                 "Pocket TTS kits: a reference voice to clone (WAV, MP3 or FLAC; resampled to 24 kHz, at most 30 s "
+                 "used); default none. Loaded with the engines",
+                 {}, false, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) { c.family.speaker_file = v; },
+                 [](const SpeakConfig &c) { return c.family.speaker_file; },
+                 Facts("run").load()});
+    t.push_back({"family-first-frames", "", "family", "frames",
+                 "Pocket TTS kits: latent frames (80 ms of audio each) in the first PCM chunk: fewer, sooner first "
+                 "audio",
+                 {}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.family.first_frames = static_cast<int>(parse_int(v, "--family-first-frames", 1, 1000));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.family.first_frames); },
+                 Facts("pipeline")});
+    t.push_back({"family-frames", "", "family", "frames",
+                 "Pocket TTS kits: latent frames per later PCM chunk (llama.cpp's helper decodes 8 at a time)",
+                 {}, false, false, false, false,
+                 [](SpeakConfig &c, const std::string &v) {
+                     c.family.frames = static_cast<int>(parse_int(v, "--family-frames", 1, 1000));
+                 },
+                 [](const SpeakConfig &c) { return std::to_string(c.family.frames); },
+                 Facts("pipeline")});
+    t.push_back({"family-temp", "", "family", "",
+                 "Pocket TTS kits: noise temperature of the flow step; 0 = the model variant's (english 0.3, else "
+                 "0.7). Loaded with the engines",
+                 {}, false, false, false, true,
+                 [](SpeakConfig &c, const std::string &v) { c.family.temp = parse_double(v, "--family-temp", 0, 10); },
+                 [](const SpeakConfig &c) { return knob_number(c.family.temp); },
+                 Facts("run").load()});
     // ---- pipeline
     t.push_back({"first-audio-priority", "", "pipeline", "",
                  "The TTS pauses after handing on the codes of Token2Wav's first window until its audio is out (the "
@@ -420,7 +452,8 @@ const std::vector<std::string> &knob_stages() {
 }
 
 nlohmann::json engines_json(const SpeakConfig &c) {
-    return {{"models", c.models_dir}, {"llm", c.llm.to_json()}, {"tts", c.tts.to_json()}, {"t2w", c.t2w.to_json()}};
+    return {{"models", c.models_dir}, {"llm", c.llm.to_json()}, {"tts", c.tts.to_json()}, {"t2w", c.t2w.to_json()},
+            {"family", {{"speaker_file", c.family.speaker_file}, {"temp", c.family.temp}}}};
 }
 
 std::vector<std::string> knobs_where(const std::function<bool(const KnobDef &)> &pred) {

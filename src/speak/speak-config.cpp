@@ -24,6 +24,9 @@ void SpeakConfig::validate() const {
         throw_setting("twin-text-rate", "must be in [0, 1000] text tokens per second of audio (0 = no cap)");
     if (llm.llm_step < 1) throw_setting("llm-step", "must be >= 1 (reference 10)");
     if (llm.max_tokens < 0) throw_setting("max-tokens", "must be >= 0 (0 = no cap)");
+    if (family.first_frames < 1 || family.first_frames > 1000) throw_setting("family-first-frames", "must be in 1..1000 frames");
+    if (family.frames < 1 || family.frames > 1000) throw_setting("family-frames", "must be in 1..1000 frames");
+    if (!(family.temp >= 0 && family.temp <= 10)) throw_setting("family-temp", "must be in [0, 10] (0 = the model's)");
     tts.placement.validate("tts");
     llm.placement.validate("llm");
     t2w.validate();
@@ -48,6 +51,8 @@ nlohmann::json SpeakConfig::to_json() const {
     j["first_audio_priority"] = first_audio_priority;
     j["voice"] = voice.empty() ? "default" : voice;
     j["speed"] = speed;
+    j["family"] = {{"speaker_file", family.speaker_file}, {"first_frames", family.first_frames},
+                   {"frames", family.frames}, {"temp", family.temp}};
     return j;
 }
 

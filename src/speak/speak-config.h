@@ -22,6 +22,16 @@ struct StagePlacement {
 // MiniCPM-o 4.5's audio token rate (spec §2.4), owned by the TTS engine.
 inline constexpr int kCodesPerSecond = lm::TtsEngine::codes_per_second();
 
+// Knobs of the families other than MiniCPM-o 4.5 (family.h; Pocket TTS today). Their backbone
+// runs with the TTS stage's placement (tts.placement), their decoder with t2w.threads_voc threads;
+// the sampling seed is llm.seed (--seed).
+struct FamilyKnobs {
+    std::string speaker_file;  // reference voice the model clones (WAV/MP3/FLAC); "" = none
+    int first_frames = 2;      // frames (80 ms of audio each) in the first PCM chunk
+    int frames = 8;            // frames per later PCM chunk (llama.cpp's helper decodes 8 at a time)
+    double temp = 0;           // noise temperature of the flow step; 0 = the model variant's
+};
+
 struct SpeakConfig {
     std::string models_dir;     // the kit (kit.h)
     // Input: exactly one of prompt (the LLM answers it) or text (forced as the reply: the
@@ -74,6 +84,8 @@ struct SpeakConfig {
     // metrics stay the model's (RTF of the audio the pipeline made); the result says how much
     // audio left after the stretch.
     double speed = 1.0;
+
+    FamilyKnobs family;         // kit families other than MiniCPM-o 4.5 only
 
     // Throws rtf::Error(Usage) naming the flag.
     void validate() const;

@@ -27,6 +27,13 @@ std::unique_ptr<Engines> load_engines(const SpeakConfig &cfg_in, const Engines *
     e->config = cfg_in;
     SpeakConfig &cfg = e->config;
     e->kit = resolve_kit(cfg.models_dir);
+    if (e->kit.family != "minicpmo45") {
+        if (share || batching)
+            throw_usage("kit " + e->kit.dir + " (family " + e->kit.family + "): shared engine sets and decode batching are MiniCPM-o 4.5's only");
+        e->family = load_family(e->kit, cfg);
+        e->load_ms_tts = e->family->load_ms();
+        return e;
+    }
     cfg.llm.model_path = e->kit.llm;
     cfg.tts.model_path = e->kit.tts;
     if (cfg.tts.projector_path.empty()) cfg.tts.projector_path = e->kit.projector;
@@ -87,7 +94,52 @@ int64_t twin_text_cap(const SpeakConfig &cfg, bool kit_is_twin) {
     return std::max<int64_t>(cfg.llm.llm_step, static_cast<int64_t>(std::ceil(cfg.twin_text_rate * cfg.max_audio_s)));
 }
 
+namespace {
+
+// One utterance of a family other than MiniCPM-o 4.5 (family.h): its stages, the same sink,
+// metrics and result.
+SpeakResult speak_family(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink) {
+    if (cfg.speed != 1.0) throw_setting("speed", "time-stretching is MiniCPM-o 4.5's only so far (family " + engines.kit.family + ")");
+    if (!cfg.prompt.empty())
+        throw_usage("kit " + engines.kit.dir + " (family " + engines.kit.family +
+                    ") is a TTS without an LLM: give the text to speak with --text or --text-file, not -p/--prompt");
+    FamilyRun run = engines.family->stages(cfg);
+    pipe::PipelineConfig pc = cfg.pipeline;
+    const size_t n_queues = run.stages.size() - 1;
+    if (pc.depths.size() > n_queues) pc.depths.resize(n_queues);
+    SpeakResult r;
+    r.sample_rate = engines.family->sample_rate();
+    pipe::Item request;
+    request.text = cfg.text;
+    int64_t n_chunks = 0, n_samples = 0;
+    auto counting_sink = [&](const pipe::Item &chunk) {
+        ++n_chunks;
+        n_samples += static_cast<int64_t>(chunk.pcm.size());
+        sink(chunk);
+    };
+    r.run = pipe::run_pipeline(run.pointers(), std::move(request), counting_sink, pc);
+    r.config = cfg.to_json();
+    r.reply_text = cfg.text;
+    r.llm_stop = "text";
+    r.n_chunks = n_chunks;
+    r.n_samples = n_samples;
+    r.n_samples_out = n_samples;
+    r.voice = cfg.family.speaker_file.empty() ? "default" : cfg.family.speaker_file;
+    r.speed = 1.0;
+    r.first_audio.first_audio_ms = r.run.metrics.first_audio_ms;
+    r.family = engines.kit.family;
+    r.engines = engines.family->engines_json();
+    r.engines["kit"] = engines.kit.to_json();
+    r.engines["load_ms"] = {{"family", engines.family->load_ms()}};
+    r.family_units = engines.family->n_units();
+    r.family_text_tokens = engines.family->n_text_tokens();
+    return r;
+}
+
+}  // namespace
+
 SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink, const TextSink &on_text) {
+    if (engines.family) return speak_family(engines, cfg, sink);
     SpeakShared shared;
     auto spec = [&](const char *name, int threads, const StagePlacement &p, const std::string &device) {
         pipe::StageSpec s;
@@ -241,6 +293,7 @@ nlohmann::json to_json(const SpeakResult &r) {
     j["config"] = r.config;
     j["engines"] = r.engines;
     j["first_audio"] = to_json(r.first_audio);
+    j["family"] = r.family;
     j["output"] = {{"n_chunks", r.n_chunks},
                    {"n_samples", r.n_samples},
                    {"voice", r.voice},
@@ -256,6 +309,10 @@ nlohmann::json to_json(const SpeakResult &r) {
                    {"twin_text_cap", r.twin_text_cap},
                    {"n_text_tokens", r.text_tokens.size()},
                    {"n_audio_codes", r.audio_codes.size()}};
+    if (r.family != "minicpmo45") {
+        j["output"]["n_text_tokens"] = r.family_text_tokens;
+        j["output"]["n_frames"] = r.family_units;
+    }
     return j;
 }
 

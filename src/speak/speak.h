@@ -27,6 +27,7 @@
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-stream.h"
 #include "pipeline/pipeline.h"
+#include "speak/family.h"
 #include "speak/first-audio.h"
 #include "speak/kit.h"
 #include "speak/speak-config.h"
@@ -49,6 +50,9 @@ struct Engines {
     std::shared_ptr<const t2w::T2wModel> t2w;  // read-only after load: engine sets may share one
     std::shared_ptr<VoiceSet> voices;          // the kit's voices on `t2w`, shared with it
     std::unique_ptr<t2w::T2wStream> t2w_stream;
+    // A kit of another family (kit.family != "minicpmo45", family.h): its engines, and llm, tts,
+    // t2w, voices and t2w_stream above stay empty. speak() runs its stages instead.
+    std::unique_ptr<FamilyEngines> family;
     double load_ms_llm = 0, load_ms_tts = 0, load_ms_t2w = 0;
     double warm_ms_t2w = 0;  // building (and first-touching) the stream's graphs, within load_ms_t2w
 };
@@ -94,6 +98,7 @@ struct TextTiming {
 using TextSink = std::function<void(const TextTiming &)>;
 
 struct SpeakResult {
+    std::string family = "minicpmo45";  // the kit's (kit.h); the JSON's "family"
     pipe::RunResult run;             // metrics + per-chunk record (profile/metrics.h)
     nlohmann::json config;           // SpeakConfig::to_json()
     nlohmann::json engines;          // kit, load times, engine timings
@@ -113,6 +118,8 @@ struct SpeakResult {
     double speed = 1.0;                // SpeakConfig::speed
     int64_t n_samples_out = 0;         // samples the sink received: n_samples / speed (n_samples at 1)
     std::vector<TextTiming> text_timing;  // every piece of the reply, in order
+    int64_t family_units = 0;          // another family's units made (Pocket TTS: latent frames)
+    int64_t family_text_tokens = 0;    // and the text tokens it spoke
 };
 
 // `on_text` (optional) gets each TextTiming on the sink's thread just before the chunk that

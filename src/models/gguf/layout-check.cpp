@@ -275,6 +275,21 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
             add("vocab", "tokenizer.ggml.tokens", std::to_string(rows) + " tokens (token_embd rows)",
                 std::to_string(n_tok) + " tokens");
     }
+    // A piece listed twice makes libllama abort while loading (llama-vocab.cpp asserts): named here instead.
+    if (role == Role::backbone && f.key_type("tokenizer.ggml.tokens") == GGUF_TYPE_ARRAY) {
+        const int64_t id = gguf_find_key(f.ctx(), "tokenizer.ggml.tokens");
+        if (gguf_get_arr_type(f.ctx(), id) == GGUF_TYPE_STRING) {
+            std::set<std::string> seen;
+            const size_t n = gguf_get_arr_n(f.ctx(), id);
+            for (size_t i = 0; i < n; ++i) {
+                const std::string piece = gguf_get_arr_str(f.ctx(), id, i);
+                if (!seen.insert(piece).second) {
+                    add("vocab", "tokenizer.ggml.tokens", "each piece once", "'" + piece + "' again at " + std::to_string(i));
+                    break;
+                }
+            }
+        }
+    }
     // Block counts inferred from names: a file with none is not a usable file of its role.
     if (role == Role::encoder && (dims.encoder.n_blocks == 0 || dims.encoder.n_up_blocks == 0))
         add("missing_tensor", dims.encoder.n_blocks == 0 ? "encoders.0.*" : "up_encoders.0.*",

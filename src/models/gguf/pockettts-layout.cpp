@@ -1,6 +1,7 @@
 #include "models/gguf/pockettts-layout.h"
 
 #include <cmath>
+#include <set>
 
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
@@ -118,11 +119,16 @@ std::vector<std::string> twin_pieces(int64_t n_text) {
     for (char c = '0'; c <= '9'; ++c) p.push_back(std::string(1, c));
     for (const char *c : {".", ",", "!", "?", "'", "-", ":", ";"}) p.push_back(c);
     for (const char *w : kWords) p.push_back(sp + w);
-    // Then letter pairs, word-initial and inside words, until the table is full.
-    for (char a = 'a'; a <= 'z' && static_cast<int64_t>(p.size()) < n_text; ++a)
-        for (char c = 'a'; c <= 'z' && static_cast<int64_t>(p.size()) < n_text; ++c) {
-            p.push_back(sp + a + c);
-            if (static_cast<int64_t>(p.size()) < n_text) p.push_back(std::string{a, c});
+    // Then letter pairs, word-initial and inside words, until the table is full (each piece
+    // once: libllama aborts on a vocabulary with a repeated piece).
+    std::set<std::string> seen(p.begin(), p.end());
+    auto add = [&](const std::string &x) {
+        if (static_cast<int64_t>(p.size()) < n_text && seen.insert(x).second) p.push_back(x);
+    };
+    for (char a = 'a'; a <= 'z'; ++a)
+        for (char c = 'a'; c <= 'z'; ++c) {
+            add(sp + a + c);
+            add(std::string{a, c});
         }
     for (int64_t i = 0; static_cast<int64_t>(p.size()) < n_text; ++i) p.push_back("[PIECE" + std::to_string(i) + "]");
     p.resize(static_cast<size_t>(n_text));

@@ -373,9 +373,11 @@ bool PocketGenerator::next(PocketFrame &out) {
     return false;
 }
 
-MimiDecoder::MimiDecoder(const PocketGenerator &gen)
+MimiDecoder::MimiDecoder(const PocketGenerator &gen, int n_threads)
     : n_latent_(gen.n_latent()), seed_(gen.config().seed) {
-    mtmd_ = open_mmproj(gen.config().mmproj_path, gen.model(), gen.config().placement);
+    lm::ModelPlacement p = gen.config().placement;
+    if (n_threads > 0) p.n_threads = p.n_threads_batch = n_threads;
+    mtmd_ = open_mmproj(gen.config().mmproj_path, gen.model(), p);
     // A gen context allocates its graphs at its first call, from that call's graph; the GEN_WAV
     // graph cannot be that first one (clip.cpp sizes the warm-up without the frames), so one
     // flow step on a zero state comes first, as in llama.cpp's helper, where GEN_CODE always runs first.

@@ -140,8 +140,9 @@ private:
 
 class MimiDecoder {
 public:
-    // Loads the generator's mmproj a second time (its own clip context, same threads).
-    explicit MimiDecoder(const PocketGenerator &gen);
+    // Loads the generator's mmproj a second time (its own clip context), computing with
+    // `n_threads` threads (0 = the generator's).
+    explicit MimiDecoder(const PocketGenerator &gen, int n_threads = 0);
     ~MimiDecoder();
     MimiDecoder(const MimiDecoder &) = delete;
     MimiDecoder &operator=(const MimiDecoder &) = delete;
@@ -151,6 +152,7 @@ public:
     // since the last reset.
     std::vector<float> decode(const float *latents, size_t n_frames);
     double decode_ms() const { return decode_ms_; }
+    void reset_timings() { decode_ms_ = 0, n_calls_ = 0; }
     int64_t n_calls() const { return n_calls_; }
 
 private:
