@@ -42,6 +42,7 @@ public:
         }
         speak::finalize(cfg_);
         engines_ = speak::load_engines(cfg_);
+        speak::require_minicpmo45(engines_->kit, "rtf bench's speak workload");
         cfg_ = engines_->config;
         qcfg_.expect_speech = !engines_->kit.is_twin;
         if (engines_->kit.is_twin) {

@@ -133,6 +133,7 @@ rtf_status rtf_open(const char *kit_dir, const char *config_json, rtf_engine **o
         e->cfg.text = "Hello.";  // as serve does: each run's input replaces it; the engines need a valid config
         rtf::speak::finalize(e->cfg);
         e->engines = rtf::speak::load_engines(e->cfg);
+        rtf::speak::require_minicpmo45(e->engines->kit, "the C API");
         e->cfg = e->engines->config;
         const auto &en = *e->engines;
         auto knobs = rtf::speak::knobs_json(e->cfg);

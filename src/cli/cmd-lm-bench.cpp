@@ -35,6 +35,7 @@ int run_lm_bench_cmd(LmBenchOptions o) {
     if (!o.cpus.empty()) o.cfg.placement.cpus = parse_int_list(o.cpus, "--cpus");
     speak::Kit kit;
     if (!o.models.empty()) kit = speak::resolve_kit(o.models);
+    if (!o.models.empty()) speak::require_minicpmo45(kit, "rtf lm-bench");
 
     nlohmann::json out = {{"schema", "rtfkit.lm-bench-set/1"}, {"results", nlohmann::json::array()}};
     bool missed = false;

@@ -55,6 +55,7 @@ int run_lm_fidelity(const LmFidelityOptions &o) {
     const auto types = parse_types(o.types);
     speak::Kit kit;
     if (!o.models.empty()) kit = speak::resolve_kit(o.models);
+    if (!o.models.empty()) speak::require_minicpmo45(kit, "rtf lm-fidelity");
 
     nlohmann::json out = {{"schema", "rtfkit.lm-fidelity/1"}, {"results", nlohmann::json::array()}};
     bool missed = false;

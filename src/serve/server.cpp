@@ -95,6 +95,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
             if (!given_for("tts")) batching_->tts_threads = shared;
         }
     }
+    speak::require_minicpmo45(speak::resolve_kit(base_.models_dir, false), "the server");
     for (int i = 0; i < cfg_.max_streams; ++i) {
         const auto t0 = Clock::now();
         slots_.push_back(speak::load_engines(base_, i == 0 ? nullptr : slots_.front().get(), batching_.get()));

@@ -145,6 +145,7 @@ std::unique_ptr<DuplexEngines> load_duplex_engines(const DuplexConfig &given) {
     e->config = given;
     DuplexConfig &cfg = e->config;
     e->kit = resolve_kit(cfg.models_dir);
+    require_minicpmo45(e->kit, "duplex");
     e->apm_path = resolve_apm(cfg.models_dir);
     cfg.llm.text_cap = duplex_twin_text_cap(cfg, e->kit.is_twin);
     cfg.llm.model_path = e->kit.llm;

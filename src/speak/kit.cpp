@@ -81,6 +81,12 @@ nlohmann::json Kit::to_json() const {
             {"apm", apm},         {"voices", v},          {"twin", is_twin}};
 }
 
+void require_minicpmo45(const Kit &k, const std::string &what) {
+    if (k.family == "minicpmo45") return;
+    throw_usage("kit " + k.dir + " is a " + k.family + " kit: " + what +
+                " runs MiniCPM-o 4.5 kits only so far (rtf speak and rtf demo speak " + k.family + " kits)");
+}
+
 Kit resolve_kit(const std::string &dir, bool check_layouts) {
     if (dir.empty()) throw_setting("models", "no kit directory given (give a kit directory; `rtf twin --out DIR` makes one)");
     fs::path root(dir);

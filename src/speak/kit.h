@@ -45,6 +45,10 @@ struct Kit {
     nlohmann::json to_json() const;
 };
 
+// Throws rtf::Error(Usage) unless `k` is a MiniCPM-o 4.5 kit, naming `what` (the command or
+// feature that needs one: duplex, serve, bench, the LM tools) and the kit's family.
+void require_minicpmo45(const Kit &k, const std::string &what);
+
 // Throws rtf::Error(Usage) naming the directory and the missing file, or the file and
 // tensor that do not match the layout (a voice's file included; a voices/ folder whose name
 // is not a voice name, 1-32 of a-z 0-9 _ -, is refused naming it). `check_layouts` = false skips the header checks.

@@ -1,6 +1,7 @@
 #include "speak/pocket-stages.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -49,7 +50,9 @@ void PocketGenStage::process(pipe::Item &&request, pipe::Emitter &out) {
         restart_next = false;
         out.emit(std::move(item));
         item = pipe::Item{};
-        want = every_;
+        // Chunk sizes double from the first up to family-frames: each chunk's playing time
+        // covers making the next one (a jump from 2 frames straight to 8 leaves a gap).
+        want = std::min(every_, 2 * want);
     };
     pocket::PocketFrame f;
     double t = now_ms();

@@ -2,8 +2,8 @@
 // Pocket TTS as the speak path's family (family.h): two stages over models/pocket's engines.
 //
 //   PocketGenStage     (source)  request text -> items of latent frames (Item::hidden, n_embd =
-//                                32 per frame): family.first_frames in the first item, then
-//                                family.frames; an item never spans two text chunks
+//                                32 per frame): family.first_frames in the first item, doubling
+//                                up to family.frames; an item never spans two text chunks
 //   PocketDecodeStage            latent items -> PCM items (24 kHz mono, 1920 samples a frame),
 //                                the mimi decoder's state carried from item to item and reset
 //                                where a later text chunk starts (Item::marks & kRestart)

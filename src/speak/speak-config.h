@@ -28,7 +28,8 @@ inline constexpr int kCodesPerSecond = lm::TtsEngine::codes_per_second();
 struct FamilyKnobs {
     std::string speaker_file;  // reference voice the model clones (WAV/MP3/FLAC); "" = none
     int first_frames = 2;      // frames (80 ms of audio each) in the first PCM chunk
-    int frames = 8;            // frames per later PCM chunk (llama.cpp's helper decodes 8 at a time)
+    int frames = 8;            // frames per PCM chunk once the sizes have doubled up from first_frames
+                               // (llama.cpp's helper decodes 8 at a time)
     double temp = 0;           // noise temperature of the flow step; 0 = the model variant's
 };
 
