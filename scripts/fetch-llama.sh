@@ -4,6 +4,9 @@
 #
 #   scripts/fetch-llama.sh [--cuda]   ggml (CPU, or CPU + CUDA), libllama, libmtmd
 #   scripts/fetch-llama.sh --vulkan   only ggml's Vulkan backend, as a loadable module
+#   scripts/fetch-llama.sh --tts      llama.cpp's own llama-tts (with its common library), a
+#                                     static binary, for comparing our Pocket TTS PCM with its
+#                                     (scripts/compare-llama-tts.sh); not part of the build or CI
 #
 # Result: .deps/llama.cpp-<tag>-<cpu|cuda>/install (a CMake prefix), or for --vulkan
 # .deps/llama.cpp-<tag>-vulkan/module/libggml-vulkan.so. The module is built from the same
@@ -22,7 +25,8 @@ case "${1:-}" in
   "") ;;
   --cuda) variant=cuda ;;
   --vulkan) variant=vulkan ;;
-  *) echo "fetch-llama.sh: unknown option '$1' (allowed: --cuda, --vulkan)" >&2; exit 1 ;;
+  --tts) variant=tts ;;
+  *) echo "fetch-llama.sh: unknown option '$1' (allowed: --cuda, --vulkan, --tts)" >&2; exit 1 ;;
 esac
 deps=${RTF_DEPS_DIR:-$root/.deps}
 jobs=${RTF_JOBS:-$(nproc)}
@@ -30,6 +34,7 @@ tarball="$deps/$NPM_PACKAGE-$NPM_VERSION.tgz"
 src="$deps/llama.cpp-$LLAMA_TAG"
 prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/install"
 [[ $variant == vulkan ]] && prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/module"
+[[ $variant == tts ]] && prefix="$deps/llama.cpp-$LLAMA_TAG-$variant/bin"
 bdir="$deps/llama.cpp-$LLAMA_TAG-$variant/build"
 stamp="$prefix/.rtf-stamp"
 # bump when the build recipe below changes, so existing installs are rebuilt
@@ -108,6 +113,24 @@ no_amx=()
 [[ $(uname -m) == x86_64 ]] && no_amx=(-DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" \
   -DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16")
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+# 3b. --tts: llama.cpp's llama-tts, static, with the cpu build's flags (same kernels as our libraries)
+if [[ $variant == tts ]]; then
+  echo "building llama.cpp $LLAMA_TAG ($commit): llama-tts (static, common + mtmd) with $jobs jobs (~10 min on 2 cores)"
+  cmake -S "$src" -B "$bdir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DGGML_NATIVE=ON -DGGML_CUDA=OFF "${no_amx[@]}" \
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=ON \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_MTMD=ON -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_COMMIT="$commit" \
+    -DLLAMA_BUILD_NUMBER=0 >"$deps/llama-configure-tts.log" 2>&1 ||
+    { tail -30 "$deps/llama-configure-tts.log" >&2; echo "error: llama.cpp configure (tts) failed (log: $deps/llama-configure-tts.log)" >&2; exit 1; }
+  cmake --build "$bdir" --target llama-tts -j "$jobs"
+  mkdir -p "$prefix"
+  cp "$(find "$bdir" -name 'llama-tts' -type f -perm -u+x -print -quit)" "$prefix/"
+  echo "$LLAMA_TAG $commit" >"$prefix/llama-cpp-version"
+  echo "$want_stamp" >"$stamp"
+  echo "llama-tts: $prefix/llama-tts"
+  exit 0
+fi
 echo "building llama.cpp $LLAMA_TAG ($commit, $variant): ggml, llama, mtmd with $jobs jobs"
 cmake -S "$src" -B "$bdir" "${gen[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \

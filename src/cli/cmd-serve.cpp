@@ -75,7 +75,6 @@ int run_serve(ServeCmd &o) {
         speak::apply_profile(o.sc.realtime.duplex, dp, duplex_given);
     }
     const speak::Kit kit = speak::resolve_kit(o.models);
-    speak::require_minicpmo45(kit, "rtf serve");
     // A twin never ends its turn on its own: give its utterances a fixed length unless the
     // user chose one (as rtf demo does).
     if (kit.is_twin && cfg.max_audio_s == 0) speak::apply_knobs(cfg, {{"max-audio-s", "6"}, {"min-audio-s", "6"}});

@@ -313,14 +313,95 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<CostFile>> &files
 
 namespace {
 
+// Pocket TTS (pockettts-layout.h), per 80-ms frame (12.5 per second of audio), from the shapes:
+//   gen      the backbone's decode of one row (every tensor but one token_embd row, KV at
+//            llm_kv_tokens) + one flow step (the a.gen.flow.* MLP, the EOS head, input_linear)
+//   decoder  the mimi decoder (a.gen.wav.*): quant_out, the depthwise x16 upsampling, the
+//            transformer at 200 Hz (16 positions a frame, attention over its 250-position
+//            context), the SEANet decoder (each conv's K x Cin x Cout x its output length:
+//            16 -> 96 -> 480 -> 1920 samples a frame); weights read once per call of
+//            `decoder_frames_per_call` frames (the pipeline's steady chunk, 8).
+// Norms, activations and the ELUs are left out (elementwise), as for Token2Wav.
+std::vector<StageCost> pocket_costs(const CostFile &bb, const CostFile &mm, const FloorAssumptions &a) {
+    constexpr double kFrames = 12.5, kPerCall = 8;
+    std::vector<StageCost> out;
+    StageCost g = llm_cost(bb, "pockettts", a);
+    g.stage = "gen";
+    g.unit = "frame";
+    g.units_per_audio_s = kFrames;
+    g.files.push_back(mm.path());
+    double flow_bytes = 0, flow_flops = 0;
+    for (const auto &t : mm.tensors()) {
+        if (!starts(t.name, "a.gen.") || starts(t.name, "a.gen.wav.")) continue;
+        flow_bytes += static_cast<double>(t.nbytes);
+        if (is_matrix(t)) flow_flops += 2 * nelem(t);
+    }
+    g.bytes_per_unit += flow_bytes;
+    g.flops_per_unit += flow_flops;
+    g.parts.push_back({"flow_bytes", flow_bytes});
+    g.parts.push_back({"flow_flops", flow_flops});
+    g.notes.push_back("per frame: one backbone row + one flow step (clip's flow_n_step = 1)");
+    out.push_back(std::move(g));
+
+    StageCost d;
+    d.stage = "decoder";
+    d.files = {mm.path()};
+    d.unit = "frame";
+    d.units_per_audio_s = kFrames;
+    d.weight_type = "f16";
+    double wbytes = 0;
+    for (const auto &t : mm.tensors())
+        if (starts(t.name, "a.gen.wav.")) wbytes += static_cast<double>(t.nbytes);
+    auto ne = [&](const std::string &n, int i) -> double {
+        const TensorInfo *t = mm.find_tensor(n);
+        return t ? static_cast<double>(t->ne[static_cast<size_t>(i)]) : 0.0;
+    };
+    const double D = ne("a.gen.wav.quant_out.weight", 1), L = ne("a.gen.wav.quant_out.weight", 0);
+    const double pos = 16;  // transformer positions per frame (200 Hz)
+    double tfm = 0;
+    for (int i = 0; mm.find_tensor("a.gen.wav.tfm.blk." + std::to_string(i) + ".attn_q.weight"); ++i) {
+        const std::string p = "a.gen.wav.tfm.blk." + std::to_string(i) + ".";
+        tfm += 4 * D * D + 2 * D * ne(p + "ffn_up.weight", 1) + 2 * D * 250;  // q,k,v,o; FFN; QK^T + AV over 250
+    }
+    double seanet = 7 * ne("a.gen.wav.seanet.conv_in.weight", 1) * ne("a.gen.wav.seanet.conv_in.weight", 2) * pos;
+    double len = pos;
+    const int ratios[3] = {6, 5, 4};
+    for (int s = 0; s < 3; ++s) {
+        const std::string p = "a.gen.wav.seanet.blk." + std::to_string(s) + ".";
+        seanet += ne(p + "scale_conv.weight", 0) * ne(p + "scale_conv.weight", 1) * ne(p + "scale_conv.weight", 2) * len;
+        len *= ratios[s];
+        seanet += 3 * ne(p + "res_conv1.weight", 1) * ne(p + "res_conv1.weight", 2) * len;
+        seanet += ne(p + "res_conv2.weight", 1) * ne(p + "res_conv2.weight", 2) * len;
+    }
+    seanet += 3 * ne("a.gen.wav.seanet.conv_out.weight", 1) * len;
+    const double up = 2 * D * pos;  // depthwise convT, k = 2 x stride: two taps per output
+    const double macs = L * D + up + tfm * pos + seanet;
+    d.flops_per_unit = 2 * macs;
+    d.bytes_per_unit = wbytes / kPerCall;
+    d.parts = {{"weight_bytes_per_call", wbytes}, {"transformer_flops", 2 * tfm * pos}, {"seanet_flops", 2 * seanet},
+               {"upsample_flops", 2 * (L * D + up)}, {"kernels", kKernelsPerMatrix * 20}};
+    d.notes.push_back("an ESTIMATE from the shapes (convolutions and products; elementwise work left out); weights read "
+                      "once per call of 8 frames");
+    out.push_back(std::move(d));
+    return out;
+}
+
 // The speak path's files, however they were found.
 struct Found {
+    std::unique_ptr<CostFile> pocket_backbone, pocket_mmproj;  // a Pocket TTS kit
     std::unique_ptr<CostFile> llm, tts, projector;
     std::string llm_arch;
     std::map<std::string, std::unique_ptr<CostFile>> t2w;
 };
 
 void add_stages(ModelCosts &mc, const Found &f, const FloorAssumptions &a, const std::string &origin) {
+    if (f.pocket_backbone && f.pocket_mmproj) {
+        for (auto &c : pocket_costs(*f.pocket_backbone, *f.pocket_mmproj, a)) mc.stages.push_back(std::move(c));
+        mc.notes.push_back("family pocket-tts: stages gen (backbone + flow) and decoder (mimi), per 80-ms frame");
+        return;
+    }
+    if (f.pocket_backbone || f.pocket_mmproj)
+        throw_usage("--models: '" + origin + "' has one of Pocket TTS's two files (pocket-tts.gguf + mmproj-pocket-tts.gguf)");
     if (f.llm) mc.stages.push_back(llm_cost(*f.llm, f.llm_arch, a));
     else mc.notes.push_back("no LLM GGUF found: no llm floor");
     if (f.tts) mc.stages.push_back(tts_cost(*f.tts, f.projector.get(), a));
@@ -372,6 +453,10 @@ ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a) {
         auto arch = f->find_string("general.architecture");
         if (!arch) {
             mc.notes.push_back("skipped " + path + ": no general.architecture and not a token2wav file name");
+        } else if (*arch == "pockettts") {
+            found.pocket_backbone = std::move(f);
+        } else if (*arch == "clip" && f->find_string("clip.gen.audio.projector_type").value_or("") == "pockettts_gen") {
+            found.pocket_mmproj = std::move(f);
         } else if (*arch == "projector") {
             found.projector = std::move(f);
         } else if (*arch == "llama" && f->find_tensor("head_code.0.weight")) {

@@ -95,10 +95,14 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
             if (!given_for("tts")) batching_->tts_threads = shared;
         }
     }
-    speak::require_minicpmo45(speak::resolve_kit(base_.models_dir, false), "the server");
+    // A kit of another family (speak/family.h): one engine set per slot, nothing shared, no decode batching.
+    const std::string family = speak::resolve_kit(base_.models_dir, false).family;
+    const bool family_kit = family != "minicpmo45";
+    if (family_kit && batching_)
+        throw_usage("--batch on: decode batching is MiniCPM-o 4.5's; a " + family + " kit runs one engine set per slot");
     for (int i = 0; i < cfg_.max_streams; ++i) {
         const auto t0 = Clock::now();
-        slots_.push_back(speak::load_engines(base_, i == 0 ? nullptr : slots_.front().get(), batching_.get()));
+        slots_.push_back(speak::load_engines(base_, i == 0 || family_kit ? nullptr : slots_.front().get(), batching_.get()));
         if (i == 0) base_ = slots_.front()->config;  // model paths and load-time derivations filled in
         if (progress)
             progress("slot " + std::to_string(i + 1) + "/" + std::to_string(cfg_.max_streams) + " loaded in " +
@@ -109,8 +113,9 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     // request's first audio. A switch between loaded voices costs tens of ms.
     {
         const auto t0 = Clock::now();
-        const auto names = slots_.front()->voices->names();
-        for (const auto &n : names) slots_.front()->voices->get(n);
+        const auto names = voice_names();
+        if (slots_.front()->voices)
+            for (const auto &n : names) slots_.front()->voices->get(n);
         if (progress && names.size() > 1)
             progress("voices " + std::to_string(names.size()) + " loaded in " + fmt(ms_between(t0, Clock::now()) / 1000.0, 1) + " s");
     }
@@ -162,6 +167,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
                   {"max_streams", cfg_.max_streams},
                   {"max_queue", cfg_.max_queue},
                   {"kit", slots_.front()->kit.dir},
+                  {"family", slots_.front()->kit.family},
                   {"batch", batching_ != nullptr},
                   {"slot_threads", slot_threads_},
                   {"batch_threads", batching_ ? json{{"llm", batching_->llm_threads}, {"tts", batching_->tts_threads}} : json(nullptr)},
@@ -318,7 +324,21 @@ void Server::reply_error(httplib::Response &res, int status, const std::string &
     res.set_content(json{{"error", e}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
+std::vector<std::string> Server::voice_names() const {
+    if (!slots_.front()->voices) return {"default"};  // a family kit: the speaker given at load
+    return slots_.front()->voices->names();
+}
+
 json Server::voices_json() const {
+    if (!slots_.front()->voices) {
+        const std::string spk = base_.family.speaker_file;
+        return {{"voices", json::array({{{"name", "default"}, {"path", spk}}})},
+                {"openai_aliases", kOpenAiVoices},
+                {"family", slots_.front()->kit.family},
+                {"note", "a " + slots_.front()->kit.family + " kit speaks with one voice per server: the reference recording "
+                         "given at load (--speaker-file" + (spk.empty() ? std::string(": none, the model's own voice)") : " " + spk + ")") +
+                         "; OpenAI's names speak with it"}};
+    }
     const auto &vs = *slots_.front()->voices;
     return {{"voices", vs.to_json()},
             {"openai_aliases", kOpenAiVoices},
@@ -354,12 +374,16 @@ void Server::handle_speech(const httplib::Request &req, httplib::Response &res, 
     }
     SpeechRequest sr;
     try {
-        const auto voices = slots_.front()->voices->names();
+        const auto voices = voice_names();
         sr = openai ? parse_openai_speech(req.body, base_, cfg_.max_input_chars, voices)
                     : parse_speak_request(req.body, base_, cfg_.max_input_chars, voices);
     } catch (const RequestError &e) {
         return refuse(400, "invalid_request_error", e.field(), e.what());
     }
+    if (!slots_.front()->voices && !sr.cfg.prompt.empty())  // a family kit: a TTS without an LLM
+        return refuse(400, "invalid_request_error", "prompt",
+                      "prompt: this server's kit (" + slots_.front()->kit.family +
+                          ") speaks given text and has no LLM to answer a prompt: send `text`");
     // Watch the connection from here on: a client that hangs up while queued leaves the
     // queue, and one that hangs up before its first audio stops its stream at once.
     auto st = std::make_shared<Stream>(watch_);

@@ -88,6 +88,7 @@ private:
                      const std::string &message);
     void keep_run(int64_t id, nlohmann::json result);
     nlohmann::json voices_json() const;  // GET /v1/audio/voices
+    std::vector<std::string> voice_names() const;  // the kit's voices; {"default"} for a family kit
 
     ServeConfig cfg_;
     speak::SpeakConfig base_;

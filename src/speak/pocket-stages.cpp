@@ -16,16 +16,6 @@ double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-pipe::StageSpec stage_spec(const char *name, int threads, const StagePlacement &p, const std::string &device) {
-    pipe::StageSpec s;
-    s.name = name;
-    s.n_threads = threads;
-    s.cpus = p.cpus;
-    s.numa_node = p.numa_node;
-    s.device = device;
-    return s;
-}
-
 constexpr double kFrameMs = 1000.0 * gguf::pockettts::kFrameSamples / gguf::pockettts::kSampleRate;  // 80 ms
 
 }  // namespace

@@ -7,6 +7,16 @@
 
 namespace rtf::speak {
 
+pipe::StageSpec stage_spec(const char *name, int threads, const StagePlacement &p, const std::string &device) {
+    pipe::StageSpec s;
+    s.name = name;
+    s.n_threads = threads;
+    s.cpus = p.cpus;
+    s.numa_node = p.numa_node;
+    s.device = device;
+    return s;
+}
+
 void SpeakConfig::validate() const {
     if (!(first_audio_wait_max_ms > 0)) throw_usage("first_audio_wait_max_ms must be > 0 ms");
     if (models_dir.empty()) throw_setting("models", "a kit directory is required (make one with `rtf twin`)");

@@ -22,6 +22,9 @@ struct StagePlacement {
 // MiniCPM-o 4.5's audio token rate (spec §2.4), owned by the TTS engine.
 inline constexpr int kCodesPerSecond = lm::TtsEngine::codes_per_second();
 
+// A pipeline stage's spec from its knobs: the worker's CPUs and NUMA node, the engine's threads and device.
+pipe::StageSpec stage_spec(const char *name, int threads, const StagePlacement &p, const std::string &device);
+
 // Knobs of the families other than MiniCPM-o 4.5 (family.h; Pocket TTS today). Their backbone
 // runs with the TTS stage's placement (tts.placement), their decoder with t2w.threads_voc threads;
 // the sampling seed is llm.seed (--seed).

@@ -141,15 +141,6 @@ SpeakResult speak_family(Engines &engines, const SpeakConfig &cfg, const pipe::S
 SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink, const TextSink &on_text) {
     if (engines.family) return speak_family(engines, cfg, sink);
     SpeakShared shared;
-    auto spec = [&](const char *name, int threads, const StagePlacement &p, const std::string &device) {
-        pipe::StageSpec s;
-        s.name = name;
-        s.n_threads = threads;
-        s.cpus = p.cpus;
-        s.numa_node = p.numa_node;
-        s.device = device;
-        return s;
-    };
     int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * kCodesPerSecond)) : 0;
     const int64_t text_cap = twin_text_cap(cfg, engines.kit.is_twin);
     bool rebuilt = false;
@@ -178,11 +169,11 @@ SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &si
     engines.llm->resume_decode();
     engines.tts->resume_decode();
     const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
-    LlmStage llm(spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
+    LlmStage llm(stage_spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
                  !cfg.text.empty(), shared, text_cap);
-    TtsStage tts(spec("tts", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *engines.tts,
+    TtsStage tts(stage_spec("tts", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *engines.tts,
                  max_codes, shared, first_chunk);
-    T2wStage t2w(spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w_stream, shared);
+    T2wStage t2w(stage_spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w_stream, shared);
 
     SpeakResult r;
     pipe::Item request;

@@ -35,11 +35,57 @@ if cmp -s "$TMP/b.wav" "$TMP/c.wav"; then echo "ok: two runs, same WAV"; else ec
 expect_rc 0 '' -- speak --models "$K" --text "hello world, this is a test" --seed 7 -o "$TMP/d.wav" -q
 if ! cmp -s "$TMP/b.wav" "$TMP/d.wav"; then echo "ok: another seed, another WAV"; else echo "FAIL: --seed ignored"; fails=$((fails+1)); fi
 expect_rc 0 'rtf +[0-9.]+ .*gapless_start_ms' -- demo --family pocket-tts --scale tiny --kit-dir "$K" --out-dir "$TMP/demo" -q
+# rtf bench's speak workload on the kit: 3 runs, its audio gates passed (VALID, exit 0)
+expect_rc 0 'VALID \(exit 0\)' -- bench --workload speak --models "$K" --runs 3 --no-history --set 'text=Hello world, a bench.'
+check "limits --models --json: the family's two stages, gen and decoder, per frame" "$K" "$RTF" <<'PY'
+import json, subprocess, sys
+j = json.loads(subprocess.run([sys.argv[2], "limits", "--models", sys.argv[1], "--json", "-"], capture_output=True, text=True, check=True).stdout)
+st = j["models"]["stages"] if "models" in j else j["stages"]
+assert [s["stage"] for s in st] == ["gen", "decoder"], st
+assert all(s["unit"] == "frame" and s["units_per_audio_s"] == 12.5 and s["flops_per_unit"] > 0 for s in st), st
+PY
 # errors: named, no crash
 expect_rc 1 'TTS without an LLM.*--text' -- speak --models "$K" -p "Hello" -o "$TMP/e.wav"
 expect_rc 1 'speaker-file.*no such file' -- speak --models "$K" --text hi --speaker-file /nonexistent.wav -o "$TMP/e.wav"
 expect_rc 1 'family-first-frames' -- speak --models "$K" --text hi --family-first-frames 0 -o "$TMP/e.wav"
-expect_rc 1 'pocket-tts kit: rtf serve runs MiniCPM-o 4.5 kits only' -- serve --models "$K" --port 0
+expect_rc 1 'batch.*pocket-tts kit' -- serve --models "$K" --port 0 --batch on
 expect_rc 1 'pocket-tts kit: rtf lm-bench' -- lm-bench --models "$K"
 expect_rc 1 'unknown family' -- twin --family nope --out "$TMP/x"
+# rtf serve on the same kit, 127.0.0.1 only: the same endpoints; the streamed PCM equals rtf speak's
+TEXT="hello from the server"
+"$RTF" speak --models "$K" --text "$TEXT" --max-audio-s 2 -q -o - >"$TMP/ref.pcm" 2>/dev/null || echo "FAIL: reference pcm"
+SRV_PID=
+trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+"$RTF" serve --models "$K" --port 0 --port-file "$TMP/port" --max-streams 2 --max-audio-s 2 >"$TMP/serve.log" 2>&1 &
+SRV_PID=$!
+for _ in $(seq 1 120); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
+if [[ -s "$TMP/port" ]]; then
+  check "serve: /health and /v1/audio/voices say the family; speech (twice at once) = rtf speak's PCM; a prompt is a 400" \
+    "$(cat "$TMP/port")" "$TMP/ref.pcm" "$TEXT" <<'PY'
+import http.client, json, sys, threading
+port, ref, text = int(sys.argv[1]), open(sys.argv[2], "rb").read(), sys.argv[3]
+def req(method, path, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    r = c.getresponse(); d = r.read(); c.close(); return r.status, d
+st, h = req("GET", "/health"); h = json.loads(h)
+assert st == 200 and h["family"] == "pocket-tts", h
+st, v = req("GET", "/v1/audio/voices"); v = json.loads(v)
+assert st == 200 and v["family"] == "pocket-tts" and [x["name"] for x in v["voices"]] == ["default"], v
+out = [None, None]
+def one(i): out[i] = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": text, "response_format": "pcm"}))
+ts = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+[t.start() for t in ts]; [t.join(90) for t in ts]
+for st, pcm in out:
+    assert st == 200 and len(ref) > 0 and pcm == ref, (st, len(pcm), len(ref))
+st, e = req("POST", "/v1/speak", json.dumps({"prompt": "Hello"}))
+assert st == 400 and b"text" in e, (st, e[:200])
+PY
+else
+  echo "FAIL: server did not start"; cat "$TMP/serve.log"; fails=$((fails+1))
+fi
+kill -TERM $SRV_PID 2>/dev/null
+for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
+kill -0 $SRV_PID 2>/dev/null && { echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1)); }
+SRV_PID=
 finish

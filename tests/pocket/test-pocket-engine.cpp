@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -25,17 +27,24 @@ using rtf::pocket::PocketConfig;
 using rtf::pocket::PocketFrame;
 using rtf::pocket::PocketGenerator;
 
+// The tests' kit: a tiny twin made here, or the kit $RTF_POCKET_KIT names (the full-shape
+// comparison by hand: RTF_POCKET_KIT=~/.cache/rtfkit/kits/pocket-tts-cpu-f16-seed0).
 struct Kit {
-    rtf::test::ScratchDir dir{"pocket"};
+    rtf::test::ScratchDir dir{"pocket"};  // removed at exit: never the $RTF_POCKET_KIT folder
+    std::filesystem::path root = dir.dir;
     Kit() {
+        if (const char *k = std::getenv("RTF_POCKET_KIT"); k && *k) {
+            root = k;
+            return;
+        }
         rtf::twin::KitOptions o;
         o.family = "pocket-tts";
         o.out_dir = dir.dir.string();
         o.roles.assign(rtf::gguf::mtmd_family_roles.begin(), rtf::gguf::mtmd_family_roles.end());
         rtf::twin::make_kit(o);
     }
-    std::string backbone() const { return (dir.dir / "pocket-tts.gguf").string(); }
-    std::string mmproj() const { return (dir.dir / "mmproj-pocket-tts.gguf").string(); }
+    std::string backbone() const { return (root / "pocket-tts.gguf").string(); }
+    std::string mmproj() const { return (root / "mmproj-pocket-tts.gguf").string(); }
 };
 
 const Kit &kit() {

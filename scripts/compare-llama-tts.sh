@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Our Pocket TTS PCM against llama.cpp's own llama-tts on the same kit, text and seed (issue 35):
+# both run the pinned tree's kernels; llama-tts drives libmtmd's helper pipeline, rtf its own
+# generator and decoder (8-frame PCM chunks, as the helper decodes). Prints the samples compared,
+# the largest difference in 16-bit steps and the SNR. Exit 1 when the SNR is under 60 dB.
+#
+#   scripts/fetch-llama.sh --tts          # once: builds .deps/llama.cpp-<tag>-tts/bin/llama-tts
+#   scripts/compare-llama-tts.sh KIT ["text to speak"] [SEED]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=llama-cpp.lock
+source "$root/scripts/llama-cpp.lock"
+kit=${1:?usage: compare-llama-tts.sh KIT [TEXT] [SEED]}
+text=${2:-"Real time means the listener never waits."}
+seed=${3:-42}
+tts=${RTF_LLAMA_TTS:-${RTF_DEPS_DIR:-$root/.deps}/llama.cpp-$LLAMA_TAG-tts/bin/llama-tts}
+rtf=${RTF:-$root/build/bin/rtf}
+[[ -x $tts ]] || { echo "no llama-tts at $tts: run scripts/fetch-llama.sh --tts first" >&2; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$tts" -m "$kit/pocket-tts.gguf" -mm "$kit/mmproj-pocket-tts.gguf" -p "$text" -s "$seed" -t "$(nproc)" \
+  -o "$tmp/llama-tts.wav" >"$tmp/llama-tts.log" 2>&1 || { tail -20 "$tmp/llama-tts.log" >&2; exit 1; }
+"$rtf" speak --models "$kit" --text "$text" --seed "$seed" --family-first-frames 8 --family-frames 8 \
+  -o "$tmp/rtf.wav" -q
+/usr/bin/python3 - "$tmp/llama-tts.wav" "$tmp/rtf.wav" <<'PY'
+import sys, wave
+import numpy as np
+def read(p):
+    w = wave.open(p)
+    assert w.getframerate() == 24000 and w.getnchannels() == 1 and w.getsampwidth() == 2, p
+    return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float64)
+a, b = read(sys.argv[1]), read(sys.argv[2])
+print(f"llama-tts {len(a)} samples, rtf {len(b)} samples")
+n = min(len(a), len(b))
+d = np.abs(a[:n] - b[:n])
+snr = 10 * np.log10(np.sum(a[:n] ** 2) / max(np.sum((a[:n] - b[:n]) ** 2), 1e-30))
+print(f"max |difference| {int(d.max()) if n else 0} (16-bit steps), samples that differ {int((d > 0).sum())}, SNR {snr:.1f} dB")
+sys.exit(0 if len(a) == len(b) and snr >= 60 else 1)
+PY
