@@ -104,6 +104,7 @@ FamilyRun PocketFamily::stages(const SpeakConfig &cfg) {
     const int64_t max_frames =
         cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * 1000.0 / kFrameMs - 1e-9)) : 0;
     dec_->reset_timings();
+    dec_->reset();  // each utterance decodes from a cold state, as its first frame was made
     FamilyRun r;
     r.stages.push_back(std::make_unique<PocketGenStage>(
         stage_spec("gen", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *gen_,

@@ -18,6 +18,8 @@
 #include "common/scratch-dir.h"
 #include "core/error.h"
 #include "models/pocket/pocket-engine.h"
+#include "speak/knobs.h"
+#include "speak/speak.h"
 #include "twin/twin.h"
 
 namespace {
@@ -241,6 +243,37 @@ TEST(PocketEngine, StreamedDecodingEqualsOneShotAndRunsRepeat) {
     EXPECT_GE(snr_db(whole, eight), 60.0);
     EXPECT_GE(snr_db(whole, ones), 60.0);
     EXPECT_GE(snr_db(whole, first2), 60.0);
+}
+
+// Through the speak path (family.h): the pipeline's chunking and a second utterance on the same
+// engines give the same PCM as a fresh engine set (the decoder restarts cold, the noise at the seed).
+TEST(PocketSpeak, UtterancesOnOneEngineSetRepeatAndMatchTheEngines) {
+    rtf::speak::SpeakConfig cfg = rtf::speak::default_config();
+    cfg.models_dir = kit().root.string();
+    cfg.text = kShort;
+    cfg.llm.seed = 42;
+    cfg.family.first_frames = cfg.family.frames = 8;
+    rtf::speak::finalize(cfg);
+    auto engines = rtf::speak::load_engines(cfg);
+    ASSERT_TRUE(engines->family);
+    auto run = [&] {
+        std::vector<float> pcm;
+        const auto r = rtf::speak::speak(*engines, cfg, [&](const rtf::pipe::Item &c) { pcm.insert(pcm.end(), c.pcm.begin(), c.pcm.end()); });
+        EXPECT_EQ(r.family, "pocket-tts");
+        EXPECT_EQ(static_cast<int64_t>(pcm.size()), r.family_units * 1920);
+        return pcm;
+    };
+    const auto a = run(), b = run();
+    PocketGenerator gen(config());
+    MimiDecoder dec(gen);
+    const auto direct = our_pcm(gen, dec, kShort, 8, 8);
+    ASSERT_EQ(a.size(), direct.size());
+    ASSERT_EQ(b.size(), direct.size());
+    EXPECT_EQ(std::memcmp(a.data(), direct.data(), a.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(b.data(), direct.data(), b.size() * sizeof(float)), 0);
+    cfg.prompt = "Hello";
+    cfg.text.clear();
+    EXPECT_THROW(rtf::speak::speak(*engines, cfg, [](const rtf::pipe::Item &) {}), rtf::Error);
 }
 
 TEST(PocketEngine, BadInputGetsClearErrors) {
