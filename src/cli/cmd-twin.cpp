@@ -76,7 +76,8 @@ int run_twin(const TwinCliOptions &c) {
     o.dry_run = c.dry_run;
     o.dims = m45::dims_for_scale(o.scale);
     o.pocket = gguf::pockettts::dims_for_scale(o.scale);
-    if (o.family == "pocket-tts") o.roles.assign(gguf::mtmd_family_roles.begin(), gguf::mtmd_family_roles.end());
+    o.qwen3 = gguf::qwen3tts::dims_for_scale(o.scale);
+    if (o.family == "pocket-tts" || o.family == "qwen3-tts") o.roles.assign(gguf::mtmd_family_roles.begin(), gguf::mtmd_family_roles.end());
     auto &d = o.dims;
     if (c.llm_layers) d.llm.n_layer = c.llm_layers;
     if (c.llm_hidden) d.llm.n_embd = c.llm_hidden;
@@ -135,8 +136,9 @@ static void add_twin_command(CLI::App &app, Action &action) {
                 "weights (timings real, audio noise); or, with --like, a twin of any GGUF file");
     auto c = std::make_shared<TwinCliOptions>();
     sub->add_option("--family", c->family,
-                    "Model family: minicpmo45 (default) | pocket-tts (pocket-tts.gguf + mmproj-pocket-tts.gguf, the "
-                    "layout the pinned llama.cpp's libllama and libmtmd load; --scale tiny or full)");
+                    "Model family: minicpmo45 (default) | pocket-tts (pocket-tts.gguf + mmproj-pocket-tts.gguf) | "
+                    "qwen3-tts (qwen3-tts.gguf + mmproj-qwen3-tts.gguf): the layouts the pinned llama.cpp's libllama "
+                    "and libmtmd load; --scale tiny or full");
     sub->add_option("--scale", c->scale,
                     "tiny (seconds; small LLM/TTS, token2wav with 1+1 encoder and 2 DiT blocks) | cpu (full TTS and "
                     "token2wav, Qwen3-0.6B-shaped LLM) | full (real shapes, LLM Qwen3-8B). Default tiny");

@@ -453,6 +453,9 @@ ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a) {
         auto arch = f->find_string("general.architecture");
         if (!arch) {
             mc.notes.push_back("skipped " + path + ": no general.architecture and not a token2wav file name");
+        } else if (*arch == "qwen3tts" || f->find_string("clip.gen.audio.projector_type").value_or("") == "qwen3tts_gen") {
+            throw_usage("--models: " + path + " is a Qwen3-TTS file: its stage floors are not costed yet (MiniCPM-o 4.5 "
+                        "and Pocket TTS kits are)");
         } else if (*arch == "pockettts") {
             found.pocket_backbone = std::move(f);
         } else if (*arch == "clip" && f->find_string("clip.gen.audio.projector_type").value_or("") == "pockettts_gen") {

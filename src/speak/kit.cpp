@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "models/gguf/layout-check.h"
 #include "models/gguf/pockettts-layout.h"
+#include "models/gguf/qwen3tts-layout.h"
 #include "models/t2w/voice.h"
 
 namespace rtf::speak {
@@ -114,16 +115,26 @@ Kit resolve_kit(const std::string &dir, bool check_layouts) {
             }
         }
     }
-    // A Pocket TTS kit (pockettts-layout.h): its manifest says so, or it has the family's files and no MiniCPM-o LLM.
-    if (k.twin.value("family", "") == "pocket-tts" ||
-        (!k.is_twin && fs::is_regular_file(root / gguf::pockettts::kBackboneFile) && find_gguf(root, "MiniCPM-o-4_5-", "").empty())) {
-        k.family = "pocket-tts";
+    // A libmtmd family's kit (pockettts-layout.h, qwen3tts-layout.h): its manifest says so, or it has
+    // the family's files and no MiniCPM-o LLM.
+    struct MtmdFamily {
+        const char *name, *backbone, *mmproj;
+    };
+    const MtmdFamily families[] = {{"pocket-tts", gguf::pockettts::kBackboneFile, gguf::pockettts::kMmprojFile},
+                                   {"qwen3-tts", gguf::qwen3tts::kBackboneFile, gguf::qwen3tts::kMmprojFile}};
+    const MtmdFamily *fam = nullptr;
+    for (const auto &f : families)
+        if (k.twin.value("family", "") == f.name ||
+            (!k.is_twin && fs::is_regular_file(root / f.backbone) && find_gguf(root, "MiniCPM-o-4_5-", "").empty()))
+            fam = &f;
+    if (fam) {
+        k.family = fam->name;
         k.backbone = manifest_path(root, "backbone");
         k.mmproj = manifest_path(root, "mmproj");
-        if (k.backbone.empty()) k.backbone = (root / gguf::pockettts::kBackboneFile).string();
-        if (k.mmproj.empty()) k.mmproj = (root / gguf::pockettts::kMmprojFile).string();
-        require_file(k.backbone, dir, std::string("Pocket TTS backbone (") + gguf::pockettts::kBackboneFile + ")");
-        require_file(k.mmproj, dir, std::string("Pocket TTS mmproj (") + gguf::pockettts::kMmprojFile + ")");
+        if (k.backbone.empty()) k.backbone = (root / fam->backbone).string();
+        if (k.mmproj.empty()) k.mmproj = (root / fam->mmproj).string();
+        require_file(k.backbone, dir, std::string(fam->name) + " backbone (" + fam->backbone + ")");
+        require_file(k.mmproj, dir, std::string(fam->name) + " mmproj (" + fam->mmproj + ")");
         if (check_layouts) {
             gguf::require_layout(k.backbone, gguf::Role::backbone);
             gguf::require_layout(k.mmproj, gguf::Role::mmproj);

@@ -58,7 +58,8 @@ constexpr NamedToken kNamedTokens[] = {
 
 // Copies tokenizer.ggml.* from the vocabulary GGUF, with the token list cut or padded
 // ("[PAD<i>]", user-defined) to n_tokens entries — the vocab size must equal the embedding rows.
-void add_tokenizer(gguf_context *ctx, const std::string &vocab_path, int64_t n_tokens) {
+void add_tokenizer(gguf_context *ctx, const std::string &vocab_path, int64_t n_tokens,
+                   const std::vector<std::pair<int64_t, std::string>> &named = {}, int64_t eos = -1) {
     if (vocab_path.empty() || !fs::exists(vocab_path))
         throw_setup("vocabulary file '" + vocab_path + "' not found (llama.cpp's models/ggml-vocab-qwen2.gguf; pass --vocab FILE)");
     GgufFile v(vocab_path);
@@ -83,10 +84,17 @@ void add_tokenizer(gguf_context *ctx, const std::string &vocab_path, int64_t n_t
             types[static_cast<size_t>(i)] = 4;
         }
     }
-    for (const auto &t : kNamedTokens) {
-        if (t.id >= n_tokens) continue;
-        tokens[static_cast<size_t>(t.id)] = t.text;
-        types[static_cast<size_t>(t.id)] = t.type;
+    if (named.empty()) {
+        for (const auto &t : kNamedTokens) {
+            if (t.id >= n_tokens) continue;
+            tokens[static_cast<size_t>(t.id)] = t.text;
+            types[static_cast<size_t>(t.id)] = t.type;
+        }
+    }
+    for (const auto &[id, text] : named) {
+        if (id < 0 || id >= n_tokens) continue;
+        tokens[static_cast<size_t>(id)] = text.c_str();
+        types[static_cast<size_t>(id)] = 3;  // CONTROL
     }
 
     const int64_t n_kv = gguf_get_n_kv(vc);
@@ -120,7 +128,8 @@ void add_tokenizer(gguf_context *ctx, const std::string &vocab_path, int64_t n_t
         }
     }
     // Qwen3 chat models end a turn with <|im_end|> (as shared/tools/tts_twin.py writes it).
-    if (n_tokens > 151645) gguf_set_val_u32(ctx, "tokenizer.ggml.eos_token_id", 151645);
+    if (!named.empty() && eos >= 0) gguf_set_val_u32(ctx, "tokenizer.ggml.eos_token_id", static_cast<uint32_t>(eos));
+    else if (n_tokens > 151645) gguf_set_val_u32(ctx, "tokenizer.ggml.eos_token_id", 151645);
 }
 
 void set_kv(gguf_context *ctx, const gguf::KvSpec &k) {
@@ -278,7 +287,8 @@ FileResult write_layout(const gguf::FileLayout &layout, const std::string &path,
     gguf::GgufCtxPtr ctx(gguf_init_empty());
     for (const auto &k : layout.kvs)
         if (!std::holds_alternative<std::monostate>(k.value)) set_kv(ctx.get(), k);
-    if (layout.tokenizer_tokens > 0) add_tokenizer(ctx.get(), vocab_path, layout.tokenizer_tokens);
+    if (layout.tokenizer_tokens > 0)
+        add_tokenizer(ctx.get(), vocab_path, layout.tokenizer_tokens, layout.named_tokens, layout.tokenizer_eos);
     gguf_set_val_str(ctx.get(), "rtf.twin.generator", (std::string("rtf twin ") + RTF_VERSION).c_str());
     gguf_set_val_u64(ctx.get(), "rtf.twin.seed", seed);
 
@@ -369,9 +379,17 @@ FileResult make_like(const std::string &in_path, const std::string &out_path, ui
 }
 
 void KitOptions::validate() const {
-    if (family != "minicpmo45" && family != "pocket-tts")
-        throw_usage("--family: unknown family '" + family + "' (allowed: minicpmo45, pocket-tts)");
+    if (family != "minicpmo45" && family != "pocket-tts" && family != "qwen3-tts")
+        throw_usage("--family: unknown family '" + family + "' (allowed: minicpmo45, pocket-tts, qwen3-tts)");
     if (out_dir.empty() && !dry_run) throw_usage("--out: the kit directory is required");
+    if (family == "qwen3-tts") {
+        const auto &t = qwen3.talker;
+        if (t.n_head % t.n_head_kv != 0 || t.head_dim % 8 != 0)
+            throw_usage("dims: the talker's KV heads must divide its heads and its head size be a multiple of 8");
+        if (qwen3.spk.c % 8 != 0) throw_usage("dims: the speaker encoder's width must be a multiple of 8 (res2net scale)");
+        if ((qwen3.c2w.dac >> 4) < 1 || qwen3.c2w.dac % 16 != 0) throw_usage("dims: the DAC width must be a multiple of 16");
+        return;
+    }
     if (family == "pocket-tts") {
         const auto &b = pocket.backbone;
         if (b.n_embd % b.n_head != 0 || (b.n_embd / b.n_head) % 2 != 0)
@@ -442,6 +460,25 @@ nlohmann::json KitOptions::to_json() const {
     const auto &d = dims;
     nlohmann::json roles_j = nlohmann::json::array();
     for (Role r : roles) roles_j.push_back(gguf::role_name(r));
+    if (family == "qwen3-tts") {
+        const auto &q = qwen3;
+        return {{"family", family},
+                {"scale", m45::scale_name(scale)},
+                {"type", gguf::weight_type_name(type)},
+                {"seed", seed},
+                {"roles", roles_j},
+                {"vocab", vocab_path},
+                {"dims",
+                 {{"talker",
+                   {{"n_layer", q.talker.n_layer}, {"n_embd", q.talker.n_embd}, {"n_head", q.talker.n_head},
+                    {"n_head_kv", q.talker.n_head_kv}, {"head_dim", q.talker.head_dim}, {"n_ff", q.talker.n_ff},
+                    {"n_vocab", q.talker.n_vocab()}}},
+                  {"predictor",
+                   {{"n_layer", q.predictor.n_layer}, {"n_embd", q.predictor.n_embd}, {"n_head", q.predictor.n_head},
+                    {"n_ff", q.predictor.n_ff}}},
+                  {"code2wav", {{"latent", q.c2w.latent}, {"hidden", q.c2w.hidden}, {"dac", q.c2w.dac}}},
+                  {"speaker", {{"c", q.spk.c}}}}}};
+    }
     if (family == "pocket-tts") {
         const auto &p = pocket;
         return {{"family", family},
@@ -517,18 +554,21 @@ uint64_t voice_seed(uint64_t seed, size_t i) { return seed + 0x9E3779B97F4A7C15U
 KitResult make_kit(const KitOptions &o_in) {
     o_in.validate();
     KitOptions o = o_in;
-    const bool pocket = o.family == "pocket-tts";
+    const bool pocket = o.family == "pocket-tts" || o.family == "qwen3-tts";  // a libmtmd family: two files
+    const bool qwen3 = o.family == "qwen3-tts";
     if (pocket) {
         if (std::any_of(o.roles.begin(), o.roles.end(), [](Role r) { return r != Role::backbone && r != Role::mmproj; }))
             o.roles.assign(gguf::mtmd_family_roles.begin(), gguf::mtmd_family_roles.end());
         o.voices.clear();
-        o.vocab_path.clear();
+        if (!qwen3) o.vocab_path.clear();
     }
     const auto t0 = Clock::now();
-    const std::string vocab = pocket ? "" : o.vocab_path.empty() ? default_vocab_path() : o.vocab_path;
+    const std::string vocab = pocket && !qwen3 ? "" : o.vocab_path.empty() ? default_vocab_path() : o.vocab_path;
     KitResult res;
     for (Role r : o.roles) {
-        const auto layout = pocket ? gguf::pockettts::layout_for(r, o.pocket, o.type) : m45::layout_for(r, o.dims, o.type);
+        const auto layout = qwen3    ? gguf::qwen3tts::layout_for(r, o.qwen3, o.type)
+                            : pocket ? gguf::pockettts::layout_for(r, o.pocket, o.type)
+                                     : m45::layout_for(r, o.dims, o.type);
         const std::string rel = layout.file_name;
         const std::string full = o.dry_run && o.out_dir.empty() ? rel : (fs::path(o.out_dir) / rel).string();
         FileResult f = write_layout(layout, full, o.seed, vocab, o.dry_run, o.progress);
@@ -551,7 +591,7 @@ KitResult make_kit(const KitOptions &o_in) {
     res.seconds = since(t0);
     if (!o.dry_run) {
         KitOptions o2 = o;
-        if (!pocket) o2.vocab_path = vocab;
+        if (!pocket || qwen3) o2.vocab_path = vocab;
         auto j = res.to_json(o2);
         const std::string p = (fs::path(o.out_dir) / "rtf-kit.json").string();
         keep_other_files(p, j);

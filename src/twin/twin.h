@@ -34,6 +34,7 @@
 #include "models/gguf/layout.h"
 #include "models/gguf/minicpmo45-layout.h"
 #include "models/gguf/pockettts-layout.h"
+#include "models/gguf/qwen3tts-layout.h"
 
 namespace rtf::twin {
 
@@ -45,8 +46,10 @@ using gguf::minicpmo45::Scale;
 using ProgressFn = std::function<void(const std::string &file, uint64_t done, uint64_t total)>;
 
 struct KitOptions {
-    // "minicpmo45" (the files above) or "pocket-tts" (DIR/pocket-tts.gguf + DIR/mmproj-pocket-tts.gguf,
-    // pockettts-layout.h; `pocket` holds its dims, `roles` / `voices` / `vocab_path` do not apply).
+    // "minicpmo45" (the files above), "pocket-tts" (DIR/pocket-tts.gguf + DIR/mmproj-pocket-tts.gguf,
+    // pockettts-layout.h; `pocket` holds its dims, `roles` / `voices` / `vocab_path` do not apply) or
+    // "qwen3-tts" (DIR/qwen3-tts.gguf + DIR/mmproj-qwen3-tts.gguf, qwen3tts-layout.h; `qwen3`; the
+    // text vocabulary from `vocab_path`).
     std::string family = "minicpmo45";
     Scale scale = Scale::tiny;
     WeightType type = WeightType::f16;
@@ -54,6 +57,7 @@ struct KitOptions {
     std::string out_dir;                  // required unless dry_run
     gguf::minicpmo45::Dims dims = gguf::minicpmo45::dims_for_scale(Scale::tiny);
     gguf::pockettts::Dims pocket = gguf::pockettts::dims_for_scale(Scale::tiny);
+    gguf::qwen3tts::Dims qwen3 = gguf::qwen3tts::dims_for_scale(Scale::tiny);
     std::vector<Role> roles{gguf::default_kit_roles.begin(), gguf::default_kit_roles.end()};  // files to write
     std::string vocab_path;               // vocabulary GGUF for the tokenizer ("" = RTF_VOCAB_DIR/ggml-vocab-qwen2.gguf)
     // Extra voices written with the prompt cache: DIR/voices/NAME/prompt_cache.gguf, the prompt

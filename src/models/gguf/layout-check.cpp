@@ -1,6 +1,7 @@
 #include "models/gguf/layout-check.h"
 
 #include "models/gguf/pockettts-layout.h"
+#include "models/gguf/qwen3tts-layout.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -105,12 +106,13 @@ std::optional<Role> detect_role(const std::string &path, const GgufFile *f) {
     if (b.find("-audio-") != std::string::npos || b.find("apm") != std::string::npos) return Role::apm;
     if (b.find("-vision-") != std::string::npos || b.find("vpm") != std::string::npos) return Role::vpm;
     if (b.find("projector") != std::string::npos) return Role::projector;
-    if (b.find("pocket-tts") != std::string::npos) return b.rfind("mmproj", 0) == 0 ? Role::mmproj : Role::backbone;
+    if (b.find("pocket-tts") != std::string::npos || b.find("qwen3-tts") != std::string::npos)
+        return b.rfind("mmproj", 0) == 0 ? Role::mmproj : Role::backbone;
     if (b.find("-tts-") != std::string::npos || b.rfind("tts", 0) == 0) return Role::tts;
     if (!f) return std::nullopt;
     const auto arch = f->find_string("general.architecture").value_or("");
-    if (arch == "pockettts") return Role::backbone;
-    if (arch == "clip" && f->find_string("clip.gen.audio.projector_type").value_or("") == "pockettts_gen") return Role::mmproj;
+    if (arch == "pockettts" || arch == "qwen3tts") return Role::backbone;
+    if (arch == "clip" && f->find_string("clip.gen.audio.projector_type").has_value()) return Role::mmproj;
     if (arch == "qwen3") return Role::llm;
     if (arch == "projector") return Role::projector;
     if (arch == "whisper" || f->find_tensor("encoder.conv1.weight")) return Role::apm;
@@ -215,10 +217,17 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
     auto add = [&](std::string kind, std::string subject, std::string expected, std::string actual) {
         out.push_back(Problem{file, std::move(kind), std::move(subject), std::move(expected), std::move(actual)});
     };
-    const bool pocket = role == Role::backbone || role == Role::mmproj;
-    const Dims dims = pocket ? Dims{} : infer_dims(f, role);
+    // The libmtmd families share the roles backbone and mmproj; the file says which family it is.
+    const bool mtmd_family = role == Role::backbone || role == Role::mmproj;
+    const bool qwen3 = mtmd_family && (f.find_string("general.architecture").value_or("") == "qwen3tts" ||
+                                       f.find_string("clip.gen.audio.projector_type").value_or("") == "qwen3tts_gen");
+    const bool pocket = mtmd_family && !qwen3;
+    const Dims dims = mtmd_family ? Dims{} : infer_dims(f, role);
     const pockettts::Dims pdims = pocket ? pockettts::infer_dims(f, role) : pockettts::Dims{};
-    const FileLayout want = pocket ? pockettts::layout_for(role, pdims, WeightType::f16) : layout_for(role, dims, WeightType::f16);
+    const qwen3tts::Dims qdims = qwen3 ? qwen3tts::infer_dims(f, role) : qwen3tts::Dims{};
+    const FileLayout want = qwen3    ? qwen3tts::layout_for(role, qdims, WeightType::f16)
+                            : pocket ? pockettts::layout_for(role, pdims, WeightType::f16)
+                                     : layout_for(role, dims, WeightType::f16);
 
     // Metadata keys.
     for (const auto &k : want.kvs) {
@@ -270,7 +279,10 @@ std::vector<Problem> check_layout(const GgufFile &f, Role role) {
     // Vocabulary: the token list must match the embedding rows (libllama rejects a mismatch).
     if ((want.tokenizer_tokens > 0 || role == Role::backbone) && f.has_key("tokenizer.ggml.tokens")) {
         const auto n_tok = static_cast<int64_t>(f.array_size("tokenizer.ggml.tokens"));
-        const int64_t rows = role == Role::llm ? dims.llm.n_vocab : pocket ? pdims.backbone.n_vocab() : kTtsVocab;
+        const int64_t rows = role == Role::llm ? dims.llm.n_vocab
+                             : qwen3       ? qdims.talker.n_vocab()
+                             : pocket      ? pdims.backbone.n_vocab()
+                                           : kTtsVocab;
         if (n_tok != rows)
             add("vocab", "tokenizer.ggml.tokens", std::to_string(rows) + " tokens (token_embd rows)",
                 std::to_string(n_tok) + " tokens");

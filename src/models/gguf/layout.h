@@ -100,6 +100,10 @@ struct FileLayout {
     // The twin copies tokenizer.ggml.* from a vocabulary GGUF and sizes the token list to this
     // many entries (0: no tokenizer).
     int64_t tokenizer_tokens = 0;
+    // Control tokens the layout names itself (id, text), written over the copied list; empty =
+    // MiniCPM-o 4.5's named tokens. With them, `tokenizer_eos` (>= 0) is the EOS id.
+    std::vector<std::pair<int64_t, std::string>> named_tokens;
+    int64_t tokenizer_eos = -1;
 
     const TensorSpec *find(const std::string &name) const;
     // Bytes of tensor data including alignment padding (32) — the data section of the file.
