@@ -1,5 +1,5 @@
 #pragma once
-// Pocket TTS as the speak path's family (family.h): two stages over models/pocket's engines.
+// Pocket TTS as the speak path's family (family.h): two stages over models/gen-audio's engines.
 //
 //   PocketGenStage     (source)  request text -> items of latent frames (Item::hidden, n_embd =
 //                                32 per frame): family.first_frames in the first item, doubling
@@ -12,7 +12,7 @@
 // Sub-stage samples (profile/profiler.h): gen.prefill_ms, gen.ms_per_frame, decoder.ms_per_frame.
 #include <memory>
 
-#include "models/pocket/pocket-engine.h"
+#include "models/gen-audio/pocket-engine.h"
 #include "pipeline/stage.h"
 #include "speak/family.h"
 

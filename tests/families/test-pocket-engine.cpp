@@ -17,7 +17,7 @@
 
 #include "common/scratch-dir.h"
 #include "core/error.h"
-#include "models/pocket/pocket-engine.h"
+#include "models/gen-audio/pocket-engine.h"
 #include "speak/knobs.h"
 #include "speak/speak.h"
 #include "twin/twin.h"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -14,44 +15,57 @@
 
 #include "common/scratch-dir.h"
 #include "core/error.h"
+#include "models/gen-audio/qwen3tts-engine.h"
 #include "models/gguf/layout-check.h"
 #include "speak/kit.h"
 #include "twin/twin.h"
 
 namespace {
 
-TEST(Qwen3Twin, LoadsAndRunsThroughTheHelperPipeline) {
-    rtf::test::ScratchDir dir("qwen3");
-    rtf::twin::KitOptions o;
-    o.family = "qwen3-tts";
-    o.out_dir = dir.dir.string();
-    o.roles.assign(rtf::gguf::mtmd_family_roles.begin(), rtf::gguf::mtmd_family_roles.end());
-    rtf::twin::make_kit(o);
-    const std::string bb = dir.file("qwen3-tts.gguf"), mm = dir.file("mmproj-qwen3-tts.gguf");
-    EXPECT_TRUE(rtf::gguf::check_layout(bb, rtf::gguf::Role::backbone).empty());
-    EXPECT_TRUE(rtf::gguf::check_layout(mm, rtf::gguf::Role::mmproj).empty());
-    const auto kit = rtf::speak::resolve_kit(dir.dir.string());
-    EXPECT_EQ(kit.family, "qwen3-tts");
-    EXPECT_THROW(rtf::speak::require_minicpmo45(kit, "this test"), rtf::Error);
+struct Kit {
+    rtf::test::ScratchDir dir{"qwen3"};
+    Kit() {
+        rtf::twin::KitOptions o;
+        o.family = "qwen3-tts";
+        o.out_dir = dir.dir.string();
+        o.roles.assign(rtf::gguf::mtmd_family_roles.begin(), rtf::gguf::mtmd_family_roles.end());
+        rtf::twin::make_kit(o);
+    }
+};
+const Kit &kit() {
+    static Kit k;
+    return k;
+}
 
+// Greedy code 0 over the codec block's first 2048 rows (the rows the converter leaves samplable, EOS aside).
+int32_t greedy_code0(const float *lg, int32_t n_vocab) {
+    const int32_t n_text = n_vocab - 3072;
+    int32_t best = n_text;
+    for (int32_t i = n_text; i < n_text + 2048; ++i)
+        if (lg[i] > lg[best]) best = i;
+    return best;
+}
+
+// llama.cpp's helper pipeline (what llama-tts drives) with greedy code 0s: `frames` frames, its PCM.
+std::vector<float> helper_pcm(const std::string &bb, const std::string &mm, const std::string &text, int frames,
+                              bool check_logits = false) {
     auto mp = llama_model_default_params();
     llama_model *model = llama_model_load_from_file(bb.c_str(), mp);
-    ASSERT_NE(model, nullptr);
+    EXPECT_NE(model, nullptr);
     auto cp = llama_context_default_params();
     cp.embeddings = true;
-    cp.n_ctx = 1024;
+    cp.n_ctx = 4096;
+    cp.n_batch = cp.n_ubatch = 512;
     cp.n_threads = cp.n_threads_batch = 2;
     llama_context *lctx = llama_init_from_model(model, cp);
-    ASSERT_NE(lctx, nullptr);
     auto mparams = mtmd_context_params_default();
     mparams.use_gpu = false;
     mparams.n_threads = 2;
     mparams.print_timings = false;
     mtmd_context *mctx = mtmd_init_from_file(mm.c_str(), model, mparams);
-    ASSERT_NE(mctx, nullptr);
+    EXPECT_NE(mctx, nullptr);
     EXPECT_EQ(mtmd_gen_audio_get_info(mctx).type, MTMD_GEN_AUDIO_TYPE_QWEN3TTS);
     mtmd_helper_gen_audio *gen = mtmd_helper_gen_audio_init(lctx, mctx);
-    const std::string text = "Hello world, this is a test.";
     mtmd_helper_gen_audio_inp in{};
     in.prompt = text.c_str();
     in.prompt_len = text.size();
@@ -59,45 +73,100 @@ TEST(Qwen3Twin, LoadsAndRunsThroughTheHelperPipeline) {
     in.top_p = 1.0f;
     in.seed = 42;
     in.out_type = MTMD_HELPER_GEN_AUDIO_OUTTYPE_PCM;
-    ASSERT_EQ(mtmd_helper_gen_audio_set_input(gen, &in), 0);
+    EXPECT_EQ(mtmd_helper_gen_audio_set_input(gen, &in), 0);
     int r;
     while ((r = mtmd_helper_gen_audio_step_prompt(gen, 512)) > 0) {}
-    ASSERT_EQ(r, 0);
-    // The codec block is the vocabulary's last 3072 rows; text logits are -inf (the head is 3072 wide).
-    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model)), n_text = n_vocab - 3072;
-    auto greedy = [&] {
-        const float *lg = llama_get_logits_ith(lctx, -1);
-        EXPECT_TRUE(std::isinf(lg[0]) && lg[0] < 0);
-        int32_t best = n_text;
-        for (int32_t i = n_text; i < n_text + 2048; ++i)
-            if (lg[i] > lg[best]) best = i;
-        return best;
-    };
+    EXPECT_EQ(r, 0);
+    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
     const float *h = llama_get_embeddings_ith(lctx, -1);
-    int frames = 0;
+    int made = 0;
     bool stop = false;
-    while (!stop && frames < 20) {
+    while (!stop && made < frames) {
+        const float *lg = llama_get_logits_ith(lctx, -1);
+        // The codec head is 3072 wide: the text rows' logits are -inf.
+        if (check_logits) EXPECT_TRUE(std::isinf(lg[0]) && lg[0] < 0);
         const float *next = nullptr;
-        ASSERT_EQ(mtmd_helper_gen_audio_step_gen(gen, greedy(), h, &next, &stop), 0);
+        EXPECT_EQ(mtmd_helper_gen_audio_step_gen(gen, greedy_code0(lg, n_vocab), h, &next, &stop), 0);
         if (!next) break;
         h = next;
-        ++frames;
+        ++made;
     }
+    EXPECT_EQ(made, frames);
     int32_t sr = 0;
     const char *data = nullptr;
     size_t len = 0;
     int64_t ns = 0;
-    ASSERT_EQ(mtmd_helper_gen_audio_get_output(gen, &sr, &data, &len, &ns), 0);
-    EXPECT_EQ(frames, 20);
+    EXPECT_EQ(mtmd_helper_gen_audio_get_output(gen, &sr, &data, &len, &ns), 0);
     EXPECT_EQ(sr, 24000);
-    EXPECT_EQ(ns, int64_t{frames} * 1920);
-    double s2 = 0;
-    for (int64_t i = 0; i < ns; ++i) s2 += double(reinterpret_cast<const float *>(data)[i]) * reinterpret_cast<const float *>(data)[i];
-    EXPECT_GT(s2, 0.0);
+    std::vector<float> pcm(reinterpret_cast<const float *>(data), reinterpret_cast<const float *>(data) + ns);
     mtmd_helper_gen_audio_free(gen);
     mtmd_free(mctx);
     llama_free(lctx);
     llama_model_free(model);
+    return pcm;
+}
+
+TEST(Qwen3Twin, LoadsAndRunsThroughTheHelperPipeline) {
+    const auto &dir = kit().dir;
+    const std::string bb = dir.file("qwen3-tts.gguf"), mm = dir.file("mmproj-qwen3-tts.gguf");
+    EXPECT_TRUE(rtf::gguf::check_layout(bb, rtf::gguf::Role::backbone).empty());
+    EXPECT_TRUE(rtf::gguf::check_layout(mm, rtf::gguf::Role::mmproj).empty());
+    const auto kit = rtf::speak::resolve_kit(dir.dir.string());
+    EXPECT_EQ(kit.family, "qwen3-tts");
+    EXPECT_THROW(rtf::speak::require_minicpmo45(kit, "this test"), rtf::Error);
+
+    const auto pcm = helper_pcm(bb, mm, "Hello world, this is a test.", 20, true);
+    EXPECT_EQ(pcm.size(), size_t{20} * 1920);
+    double s2 = 0;
+    for (float x : pcm) s2 += double(x) * x;
+    EXPECT_GT(s2, 0.0);
+}
+
+// Our generator + streamed code2wav against the helper, the same greedy code 0s: 80 frames cross a
+// 72-frame window, decoded 8 frames a call (each call decodes its window again from the window's
+// start state) and all at once.
+TEST(Qwen3Engine, EqualsTheHelperPipelineBitForBit) {
+    using rtf::gen_audio::Code2Wav;
+    using rtf::gen_audio::Qwen3Config;
+    using rtf::gen_audio::Qwen3Frame;
+    using rtf::gen_audio::Qwen3Generator;
+    const auto &dir = kit().dir;
+    Qwen3Config c;
+    c.backbone_path = dir.file("qwen3-tts.gguf");
+    c.mmproj_path = dir.file("mmproj-qwen3-tts.gguf");
+    c.placement.device = "CPU";
+    c.placement.n_threads = c.placement.n_threads_batch = 2;
+    c.seed = 42;
+    c.max_frames = 80;
+    Qwen3Generator gen(c);
+    gen.set_picker(greedy_code0);
+    Code2Wav dec(gen);
+    const std::string text = "Hello world, this is a test.";
+    auto ours = [&](size_t every) {
+        gen.start(text);
+        dec.reset();
+        std::vector<int32_t> buf;
+        std::vector<float> pcm;
+        Qwen3Frame f;
+        while (gen.next(f)) {
+            EXPECT_EQ(f.codes.size(), size_t{16});
+            buf.insert(buf.end(), f.codes.begin(), f.codes.end());
+            if (buf.size() / 16 >= every) {
+                const auto p = dec.decode(buf.data(), buf.size() / 16);
+                pcm.insert(pcm.end(), p.begin(), p.end());
+                buf.clear();
+            }
+        }
+        const auto p = dec.decode(buf.data(), buf.size() / 16);
+        pcm.insert(pcm.end(), p.begin(), p.end());
+        return pcm;
+    };
+    const auto eight = ours(8), whole = ours(1000), ref = helper_pcm(c.backbone_path, c.mmproj_path, text, 80);
+    ASSERT_EQ(ref.size(), size_t{80} * 1920);
+    ASSERT_EQ(eight.size(), ref.size());
+    ASSERT_EQ(whole.size(), ref.size());
+    EXPECT_EQ(std::memcmp(whole.data(), ref.data(), ref.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(eight.data(), ref.data(), ref.size() * sizeof(float)), 0);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "models/pocket/pocket-engine.h"
+#include "models/gen-audio/pocket-engine.h"
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "models/gguf/mapped-gguf.h"
+#include "models/gen-audio/mtmd-common.h"
 
 namespace rtf::pocket {
 
@@ -42,38 +42,6 @@ Pack pack_for(const std::string &variant) {
 
 constexpr int kMaxChunkTokens = 50;  // the reference's tokens per generation chunk
 constexpr double kFrameRate = 12.5;
-
-// Silences libmtmd's loader chatter unless RTF_LLAMA_LOG=1 (libllama's goes through our capture).
-void quiet_mtmd() {
-    static const bool once = [] {
-        const char *v = std::getenv("RTF_LLAMA_LOG");
-        if (!(v && *v == '1'))
-            mtmd_helper_log_set([](ggml_log_level level, const char *text, void *) {
-                if (level == GGML_LOG_LEVEL_ERROR) std::fputs(text, stderr);
-            }, nullptr);
-        return true;
-    }();
-    (void)once;
-}
-
-mtmd_context *open_mmproj(const std::string &path, const llama_model *model, const lm::ModelPlacement &p) {
-    quiet_mtmd();
-    mtmd_context_params mp = mtmd_context_params_default();
-    mp.use_gpu = p.device != "CPU";
-    mp.print_timings = false;
-    mp.n_threads = p.threads();
-    mp.warmup = true;
-    mtmd_context *m = mtmd_init_from_file(path.c_str(), model, mp);
-    if (!m) throw_setup("pocket-tts mmproj: libmtmd could not load " + path + " (run with RTF_LLAMA_LOG=1 for its log)");
-    return m;
-}
-
-int32_t find_token(const llama_vocab *v, const char *text) {
-    const int32_t n = llama_vocab_n_tokens(v);
-    for (int32_t i = n - 1; i >= 0; --i)
-        if (std::strcmp(llama_vocab_get_text(v, i), text) == 0) return i;
-    return -1;
-}
 
 }  // namespace
 
@@ -106,7 +74,7 @@ PocketGenerator::PocketGenerator(const PocketConfig &cfg) : cfg_(cfg) {
     lm::ensure_llama_backend();
     llama_ = lm::load_llama(cfg_.backbone_path, cfg_.placement, /*embeddings=*/true, "pocket-tts backbone");
     llama_model *model = llama_.model.get();
-    mtmd_ = open_mmproj(cfg_.mmproj_path, model, cfg_.placement);
+    mtmd_ = gen_audio::open_mmproj(cfg_.mmproj_path, model, cfg_.placement, "pocket-tts");
     const mtmd_gen_audio_info info = mtmd_gen_audio_get_info(mtmd_);
     if (info.type != MTMD_GEN_AUDIO_TYPE_POCKETTTS)
         throw_setup(cfg_.mmproj_path + ": not a Pocket TTS mmproj (clip.gen.audio.projector_type is not pockettts_gen)");
@@ -119,25 +87,13 @@ PocketGenerator::PocketGenerator(const PocketConfig &cfg) : cfg_(cfg) {
     n_embd_ = llama_model_n_embd_inp(model);
 
     const llama_vocab *vocab = llama_model_get_vocab(model);
-    tok_audio_bos_ = find_token(vocab, "<|audio_bos|>");
-    tok_bos_voice_ = find_token(vocab, "<|bos_before_voice|>");
+    tok_audio_bos_ = gen_audio::find_token(vocab, "<|audio_bos|>");
+    tok_bos_voice_ = gen_audio::find_token(vocab, "<|bos_before_voice|>");
     if (tok_audio_bos_ < 0) throw_setup(cfg_.backbone_path + ": the vocabulary has no <|audio_bos|> token");
 
     // The token rows the prompt is made of, as floats (what the helper reads from libllama).
-    {
-        gguf::MappedGguf g(cfg_.backbone_path);
-        const gguf::MappedTensor t = g.require("token_embd.weight", {});
-        if (t.ne[0] != n_embd_) throw_setup(cfg_.backbone_path + ": token_embd.weight rows are not n_embd wide");
-        const auto *tr = ggml_get_type_traits(t.type);
-        if (t.type != GGML_TYPE_F32 && !tr->to_float)
-            throw_setup(cfg_.backbone_path + ": token_embd.weight has a type ggml cannot convert to f32");
-        tok_embd_.resize(static_cast<size_t>(t.ne[0] * t.ne[1]));
-        if (t.type == GGML_TYPE_F32) std::memcpy(tok_embd_.data(), t.data, tok_embd_.size() * sizeof(float));
-        else tr->to_float(t.data, tok_embd_.data(), static_cast<int64_t>(tok_embd_.size()));
-        const gguf::MappedGguf mm(cfg_.mmproj_path);
-        const gguf::MappedTensor lin = mm.require("a.gen.input_linear.weight", {});
-        n_latent_ = static_cast<int>(lin.ne[0]);
-    }
+    tok_embd_ = gen_audio::token_rows(cfg_.backbone_path, n_embd_);
+    n_latent_ = static_cast<int>(gen_audio::tensor_ne0(cfg_.mmproj_path, "a.gen.input_linear.weight"));
 
     // The speaker's rows: the reference audio through the mimi encoder (one row per 80 ms).
     if (!cfg_.speaker_file.empty()) {
@@ -377,7 +333,7 @@ MimiDecoder::MimiDecoder(const PocketGenerator &gen, int n_threads)
     : n_latent_(gen.n_latent()), seed_(gen.config().seed) {
     lm::ModelPlacement p = gen.config().placement;
     if (n_threads > 0) p.n_threads = p.n_threads_batch = n_threads;
-    mtmd_ = open_mmproj(gen.config().mmproj_path, gen.model(), p);
+    mtmd_ = gen_audio::open_mmproj(gen.config().mmproj_path, gen.model(), p, "pocket-tts");
     // A gen context allocates its graphs at its first call, from that call's graph; the GEN_WAV
     // graph cannot be that first one (clip.cpp sizes the warm-up without the frames), so one
     // flow step on a zero state comes first, as in llama.cpp's helper, where GEN_CODE always runs first.

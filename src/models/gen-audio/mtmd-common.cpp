@@ -1,0 +1,70 @@
+#include "models/gen-audio/mtmd-common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <ggml.h>
+#include <mtmd-helper.h>
+#include <mtmd.h>
+
+#include "core/error.h"
+#include "models/gguf/mapped-gguf.h"
+
+namespace rtf::gen_audio {
+
+namespace {
+
+void quiet_mtmd() {
+    static const bool once = [] {
+        const char *v = std::getenv("RTF_LLAMA_LOG");
+        if (!(v && *v == '1'))
+            mtmd_helper_log_set([](ggml_log_level level, const char *text, void *) {
+                if (level == GGML_LOG_LEVEL_ERROR) std::fputs(text, stderr);
+            }, nullptr);
+        return true;
+    }();
+    (void)once;
+}
+
+}  // namespace
+
+mtmd_context *open_mmproj(const std::string &path, const llama_model *model, const lm::ModelPlacement &p,
+                          const std::string &what) {
+    quiet_mtmd();
+    mtmd_context_params mp = mtmd_context_params_default();
+    mp.use_gpu = p.device != "CPU";
+    mp.print_timings = false;
+    mp.n_threads = p.threads();
+    mp.warmup = true;
+    mtmd_context *m = mtmd_init_from_file(path.c_str(), model, mp);
+    if (!m) throw_setup(what + " mmproj: libmtmd could not load " + path + " (run with RTF_LLAMA_LOG=1 for its log)");
+    return m;
+}
+
+std::vector<float> token_rows(const std::string &path, int n_embd) {
+    gguf::MappedGguf g(path);
+    const gguf::MappedTensor t = g.require("token_embd.weight", {});
+    if (t.ne[0] != n_embd) throw_setup(path + ": token_embd.weight rows are not n_embd wide");
+    const auto *tr = ggml_get_type_traits(t.type);
+    if (t.type != GGML_TYPE_F32 && !tr->to_float)
+        throw_setup(path + ": token_embd.weight has a type ggml cannot convert to f32");
+    std::vector<float> rows(static_cast<size_t>(t.ne[0] * t.ne[1]));
+    if (t.type == GGML_TYPE_F32) std::memcpy(rows.data(), t.data, rows.size() * sizeof(float));
+    else tr->to_float(t.data, rows.data(), static_cast<int64_t>(rows.size()));
+    return rows;
+}
+
+int32_t find_token(const llama_vocab *v, const char *text) {
+    const int32_t n = llama_vocab_n_tokens(v);
+    for (int32_t i = n - 1; i >= 0; --i)
+        if (std::strcmp(llama_vocab_get_text(v, i), text) == 0) return i;
+    return -1;
+}
+
+int64_t tensor_ne0(const std::string &path, const std::string &tensor) {
+    const gguf::MappedGguf g(path);
+    return g.require(tensor, {}).ne[0];
+}
+
+}  // namespace rtf::gen_audio

@@ -1,0 +1,27 @@
+#pragma once
+// What the libmtmd speech families share (pocket-engine.h, qwen3tts-engine.h): an mmproj context
+// on the backbone's model, the backbone's token rows as floats (prompts are built from them), a
+// token found by its text. Errors: rtf::Error(Setup) naming the file.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <llama.h>
+
+#include "models/lm/placement.h"
+
+struct mtmd_context;
+
+namespace rtf::gen_audio {
+
+// libmtmd's log stays quiet (errors only) unless RTF_LLAMA_LOG=1. `what` names the family in errors.
+mtmd_context *open_mmproj(const std::string &path, const llama_model *model, const lm::ModelPlacement &p,
+                          const std::string &what);
+// token_embd.weight of the GGUF at `path`, every row as n_embd floats (any ggml type).
+std::vector<float> token_rows(const std::string &path, int n_embd);
+// The id whose text is exactly `text`, searched from the end (special tokens sit there); -1 if none.
+int32_t find_token(const llama_vocab *v, const char *text);
+// The ne[0] of a tensor in a GGUF (headers only); throws naming the file and tensor when absent.
+int64_t tensor_ne0(const std::string &path, const std::string &tensor);
+
+}  // namespace rtf::gen_audio
