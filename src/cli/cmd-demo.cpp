@@ -54,6 +54,7 @@ void ensure_kit(const std::string &dir, const std::string &family, const std::st
     o.scale = gguf::minicpmo45::parse_scale(scale_name, "--scale");
     o.dims = gguf::minicpmo45::dims_for_scale(o.scale);
     o.pocket = gguf::pockettts::dims_for_scale(o.scale);
+    o.qwen3 = gguf::qwen3tts::dims_for_scale(o.scale);
     if (family != "minicpmo45") o.roles.assign(gguf::mtmd_family_roles.begin(), gguf::mtmd_family_roles.end());
     o.out_dir = dir;
     std::cout << "making a " << scale_name << "-scale twin kit of "
@@ -106,8 +107,8 @@ int run_demo(DemoCmd &d) {
     if (engines->kit.is_twin && engines->family) {
         std::cout << "\nThis kit is a twin of " << engines->kit.family << ": real tensor layout, random weights, its own\n"
                      "vocabulary. Its timings are real; its audio is noise. Real files: convert the model with the\n"
-                     "pinned llama.cpp's convert_hf_to_gguf.py (pocket-tts.gguf + mmproj-pocket-tts.gguf in one\n"
-                     "directory) and run:  rtf speak --models DIR --text \"Hello\" --speaker-file voice.wav -o out.wav\n";
+                     "pinned llama.cpp's convert_hf_to_gguf.py (the backbone and its mmproj-*.gguf in one\n"
+                     "directory) and run:  rtf speak --models DIR --text \"Hello\" -o out.wav\n";
     } else if (engines->kit.is_twin) {
         std::cout << "\nThis kit is a twin: real tensor layout, random weights. Its timings are real; its audio is\n"
                      "noise. For real speech put MiniCPM-o 4.5's GGUF files in one directory (README \"Real model\n"
@@ -129,8 +130,9 @@ void add_demo_command(CLI::App &app, Action &action) {
                                          "and Token2Wav, Qwen3-0.6B-shaped LLM)")
         ->default_str(d->scale)->check(CLI::IsMember({"tiny", "cpu"}))->group("demo");
     sub->add_option("--family", d->family, "Speech family of the generated twin kit: minicpmo45 (LLM -> TTS -> "
-                                           "Token2Wav) or pocket-tts (backbone + flow -> mimi decoder, libmtmd)")
-        ->default_str(d->family)->check(CLI::IsMember({"minicpmo45", "pocket-tts"}))->group("demo");
+                                           "Token2Wav), pocket-tts (backbone + flow -> mimi decoder) or qwen3-tts (talker + code predictor -> "
+                                           "code2wav), the last two on libmtmd")
+        ->default_str(d->family)->check(CLI::IsMember({"minicpmo45", "pocket-tts", "qwen3-tts"}))->group("demo");
     sub->add_option("--kit-dir", d->kit_dir, "Where the twin kit is cached (default: $RTF_CACHE_DIR, "
                                              "$XDG_CACHE_HOME/rtfkit or ~/.cache/rtfkit, then kits/<name>)")
         ->group("demo");

@@ -143,7 +143,8 @@ void print_speak_summary(const speak::SpeakResult &r, const SpeakOutputs &out, s
     os << (r.run.cancelled ? "interrupted (Ctrl-C): partial result\n" : "");
     if (r.family != "minicpmo45")
         os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks (family " << r.family
-           << ": " << r.family_units << " latent frames from " << r.family_text_tokens << " text tokens)\n";
+           << ": " << r.family_units << " frames of 80 ms from " << r.family_text_tokens
+           << (r.family == "qwen3-tts" ? " prompt rows)\n" : " text tokens)\n");
     else
         os << "audio     " << fmt(m.audio_ms / 1000.0, 2) << " s in " << m.n_chunks << " chunks ("
            << r.audio_codes.size() << " audio tokens, " << r.text_tokens.size() << " text tokens, LLM stop: "

@@ -69,6 +69,8 @@ public:
     void start(const std::string &text);
     bool next(Qwen3Frame &out);  // false at EOS, the frame cap or the context's end
     void set_picker(Picker p) { picker_ = std::move(p); }
+    void set_max_frames(int n) { cfg_.max_frames = n; }  // per utterance (0 = until EOS)
+    int64_t n_frames() const { return frame_; }           // frames made in the last utterance
 
     int n_embd() const { return n_embd_; }
     int32_t n_text() const { return codec_0_; }  // the codec block starts here
