@@ -11,7 +11,7 @@ check() {  # check <description> <python over sys.argv[1:]>
 K=$TMP/kit
 expect_rc 0 'mmproj-pocket-tts.gguf' -- twin --family pocket-tts --scale tiny --out "$K" --quiet
 expect_rc 0 'pass: 2 file' -- inspect "$K"
-expect_rc 0 'family pocket-tts: [0-9]+ latent frames' -- speak --models "$K" --text "hello world, this is a test" \
+expect_rc 0 'family pocket-tts: [0-9]+ frames of 80 ms' -- speak --models "$K" --text "hello world, this is a test" \
   --family-first-frames 1 --family-frames 4 -o "$TMP/a.wav" --json "$TMP/a.json"
 check "speak --json: family, frames, 1920 samples a frame, chunks 1, 2, 4, 4 ... frames, no gap" "$TMP/a.json" "$TMP/a.wav" <<'PY'
 import json, sys, wave

@@ -5,52 +5,14 @@
 
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
+#include "models/gguf/layout-builder.h"
 
 namespace rtf::gguf::pockettts {
 
 namespace {
 
-using NE = std::array<int64_t, 4>;
-NE ne1(int64_t a) { return {a, 1, 1, 1}; }
-NE ne2(int64_t a, int64_t b) { return {a, b, 1, 1}; }
-NE ne3(int64_t a, int64_t b, int64_t c) { return {a, b, c, 1}; }
-float inv_sqrt(int64_t n) { return 1.0f / std::sqrt(static_cast<float>(n)); }
-
-// One file's builder, in the order a twin writes.
-struct B {
-    FileLayout L;
-    void t(const std::string &name, NE ne, ggml_type type, Init init, bool any = false) {
-        TensorSpec s;
-        s.name = name;
-        s.ne = ne;
-        s.type = type;
-        s.any_weight_type = any;
-        s.init = init;
-        L.tensors.push_back(std::move(s));
-    }
-    void vec(const std::string &name, int64_t n, float value) { t(name, ne1(n), GGML_TYPE_F32, init_const(value)); }
-    // A matrix of the converter's default type (F16 in the mmproj; `--type` in the backbone, `any`).
-    void mat(const std::string &name, int64_t cin, int64_t cout, ggml_type type = GGML_TYPE_F16, bool any = false,
-             float std = 0.0f) {
-        t(name, ne2(cin, cout), type, init_normal(std > 0 ? std : inv_sqrt(cin)), any);
-    }
-    void lin(const std::string &p, int64_t cin, int64_t cout) {
-        mat(p + ".weight", cin, cout);
-        vec(p + ".bias", cout, 0.0f);
-    }
-    void ln(const std::string &p, int64_t c) {
-        vec(p + ".weight", c, 1.0f);
-        vec(p + ".bias", c, 0.0f);
-    }
-    // Conv1d ggml [K, IC, OC] (ConvTranspose1d: [K, OC, IC]), F16 as the converter keeps SEANet's.
-    void conv(const std::string &p, int64_t k, int64_t a, int64_t b, int64_t fan_in, int64_t n_bias, float gain = 1.0f) {
-        t(p + ".weight", ne3(k, a, b), GGML_TYPE_F16, init_normal(gain * inv_sqrt(fan_in)));
-        if (n_bias > 0) vec(p + ".bias", n_bias, 0.0f);
-    }
-    void kv(const std::string &key, KvValue v, bool check_value = false, bool required = true) {
-        L.kvs.push_back(KvSpec{key, std::move(v), check_value, required});
-    }
-};
+using namespace build;
+using B = Builder;
 
 constexpr int kRatios[3] = {4, 5, 6};  // clip.cpp's seanet_ratios (encoder order)
 
@@ -91,14 +53,6 @@ const char *const kWords[] = {
     "fast", "today", "weather", "sunny", "model", "stream", "audio", "quick", "brown", "fox", "jumps", "over", "lazy",
     "dog"};
 
-// The backbone's matrices at the kit's type (a row that is not whole blocks falls back, as
-// llama-quantize does: Q4_K -> Q8_0 -> F16).
-ggml_type matrix_type(WeightType t, int64_t ne0) {
-    ggml_type q = t == WeightType::q8_0 ? GGML_TYPE_Q8_0 : t == WeightType::q4_k_m ? GGML_TYPE_Q4_K : GGML_TYPE_F16;
-    if (q == GGML_TYPE_Q4_K && ne0 % ggml_blck_size(q) != 0) q = GGML_TYPE_Q8_0;
-    if (ne0 % ggml_blck_size(q) != 0) q = GGML_TYPE_F16;
-    return q;
-}
 
 }  // namespace
 
@@ -208,17 +162,17 @@ FileLayout mmproj_layout(const Dims &d) {
     b.kv("clip.gen.audio.model_variant", d.variant, false, false);
 
     // Speaker encoder: SEANet (stage widths F, 2F, 4F; downsampling by 4, 5, 6), then D.
-    b.conv("a.seanet.conv_in", 7, 1, F, 7, F);
+    b.conv("a.seanet.conv_in", 7, 1, F, 7, GGML_TYPE_F16, F);
     for (int s = 0; s < 3; ++s) {
         const int64_t C = F << s, r = kRatios[s];
         const std::string p = "a.seanet.blk." + std::to_string(s) + ".";
-        b.conv(p + "res_conv1", 3, C, C / 2, 3 * C, C / 2);
-        b.conv(p + "res_conv2", 1, C / 2, C, C / 2, C);
-        b.conv(p + "scale_conv", 2 * r, C, 2 * C, 2 * r * C, 2 * C);
+        b.conv(p + "res_conv1", 3, C, C / 2, 3 * C, GGML_TYPE_F16, C / 2);
+        b.conv(p + "res_conv2", 1, C / 2, C, C / 2, GGML_TYPE_F16, C);
+        b.conv(p + "scale_conv", 2 * r, C, 2 * C, 2 * r * C, GGML_TYPE_F16, 2 * C);
     }
-    b.conv("a.seanet.conv_out", 3, 8 * F, D, 3 * 8 * F, D);
+    b.conv("a.seanet.conv_out", 3, 8 * F, D, 3 * 8 * F, GGML_TYPE_F16, D);
     mimi_layers(b, "a", m);
-    b.conv("a.downsample.conv", 32, D, D, 32 * D, 0);
+    b.conv("a.downsample.conv", 32, D, D, 32 * D, GGML_TYPE_F16, 0);
     b.mat("a.speaker_proj.weight", D, E);
 
     // Generator: the flow MLP (one LSD step), the EOS head, the latent's way back to the backbone.
@@ -250,19 +204,19 @@ FileLayout mmproj_layout(const Dims &d) {
 
     // Mimi decoder: latent -> D, depthwise upsampling x16, transformer, SEANet (4F... F wide).
     b.mat("a.gen.wav.quant_out.weight", kLatent, D);
-    b.conv("a.gen.wav.upsample", 32, 1, D, 32, 0);
+    b.conv("a.gen.wav.upsample", 32, 1, D, 32, GGML_TYPE_F16, 0);
     mimi_layers(b, "a.gen.wav.tfm", m);
-    b.conv("a.gen.wav.seanet.conv_in", 7, D, 8 * F, 7 * D, 8 * F);
+    b.conv("a.gen.wav.seanet.conv_in", 7, D, 8 * F, 7 * D, GGML_TYPE_F16, 8 * F);
     for (int s = 0; s < 3; ++s) {
         const int64_t C = (8 * F) >> s, r = kRatios[2 - s];
         const std::string p = "a.gen.wav.seanet.blk." + std::to_string(s) + ".";
-        b.conv(p + "scale_conv", 2 * r, C / 2, C, 2 * r * C / 2, C / 2);
-        b.conv(p + "res_conv1", 3, C / 2, C / 4, 3 * C / 2, C / 4);
-        b.conv(p + "res_conv2", 1, C / 4, C / 2, C / 4, C / 2);
+        b.conv(p + "scale_conv", 2 * r, C / 2, C, 2 * r * C / 2, GGML_TYPE_F16, C / 2);
+        b.conv(p + "res_conv1", 3, C / 2, C / 4, 3 * C / 2, GGML_TYPE_F16, C / 4);
+        b.conv(p + "res_conv2", 1, C / 4, C / 2, C / 4, GGML_TYPE_F16, C / 2);
     }
     // The last conv at a quarter of the usual gain: the twin's noise stays well inside clip.cpp's
     // [-1, 1] clamp (at full gain ~0.1 % of samples saturate and the quality gate's clip check fails).
-    b.conv("a.gen.wav.seanet.conv_out", 3, F, 1, 3 * F, 1, 0.25f);
+    b.conv("a.gen.wav.seanet.conv_out", 3, F, 1, 3 * F, GGML_TYPE_F16, 1, 0.25f);
     return b.L;
 }
 
@@ -274,11 +228,8 @@ FileLayout layout_for(Role r, const Dims &d, WeightType t) {
 
 Dims infer_dims(const GgufFile &f, Role r) {
     Dims d;
-    auto key = [&](const std::string &k, int64_t fb) { return f.find_int(k).value_or(fb); };
-    auto dim = [&](const std::string &t, int i, int64_t fb) {
-        const TensorInfo *x = f.find_tensor(t);
-        return x ? x->ne[static_cast<size_t>(i)] : fb;
-    };
+    auto key = [&](const std::string &k, int64_t fb) { return key_or(f, k, fb); };
+    auto dim = [&](const std::string &t, int i, int64_t fb) { return dim_or(f, t, i, fb); };
     if (r == Role::backbone) {
         auto &m = d.backbone;
         m.n_layer = key("pockettts.block_count", m.n_layer);

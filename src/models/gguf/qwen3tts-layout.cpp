@@ -4,52 +4,14 @@
 
 #include "core/error.h"
 #include "models/gguf/gguf-file.h"
+#include "models/gguf/layout-builder.h"
 
 namespace rtf::gguf::qwen3tts {
 
 namespace {
 
-using NE = std::array<int64_t, 4>;
-NE ne1(int64_t a) { return {a, 1, 1, 1}; }
-NE ne2(int64_t a, int64_t b) { return {a, b, 1, 1}; }
-NE ne3(int64_t a, int64_t b, int64_t c) { return {a, b, c, 1}; }
-float inv_sqrt(double n) { return static_cast<float>(1.0 / std::sqrt(n)); }
-
-struct B {
-    FileLayout L;
-    void t(const std::string &name, NE ne, ggml_type type, Init init, bool any = false) {
-        TensorSpec s;
-        s.name = name;
-        s.ne = ne;
-        s.type = type;
-        s.any_weight_type = any;
-        s.init = init;
-        L.tensors.push_back(std::move(s));
-    }
-    void vec(const std::string &name, int64_t n, float v) { t(name, ne1(n), GGML_TYPE_F32, init_const(v)); }
-    void vecn(const std::string &name, int64_t n, float mean, float std) {
-        Init i;
-        i.mean = mean;
-        i.std = std;
-        t(name, ne1(n), GGML_TYPE_F32, i);
-    }
-    void mat(const std::string &name, int64_t cin, int64_t cout, ggml_type type = GGML_TYPE_F16, bool any = false) {
-        t(name, ne2(cin, cout), type, init_normal(inv_sqrt(static_cast<double>(cin))), any);
-    }
-    void lin(const std::string &p, int64_t cin, int64_t cout, ggml_type type = GGML_TYPE_F16) {
-        mat(p + ".weight", cin, cout, type);
-        vec(p + ".bias", cout, 0.0f);
-    }
-    // ggml [K, A, B]: a conv's [K, IC, OC] or a transposed conv's [K, OC, IC].
-    void conv(const std::string &p, int64_t k, int64_t a, int64_t b, double fan_in, ggml_type type, int64_t n_bias,
-              float gain = 1.0f) {
-        t(p + ".weight", ne3(k, a, b), type, init_normal(gain * inv_sqrt(fan_in)));
-        if (n_bias > 0) vec(p + ".bias", n_bias, 0.0f);
-    }
-    void kv(const std::string &key, KvValue v, bool check_value = false, bool required = true) {
-        L.kvs.push_back(KvSpec{key, std::move(v), check_value, required});
-    }
-};
+using namespace build;
+using B = Builder;
 
 Init norm_init() {
     Init i;
@@ -58,12 +20,6 @@ Init norm_init() {
     return i;
 }
 
-ggml_type matrix_type(WeightType t, int64_t ne0) {
-    ggml_type q = t == WeightType::q8_0 ? GGML_TYPE_Q8_0 : t == WeightType::q4_k_m ? GGML_TYPE_Q4_K : GGML_TYPE_F16;
-    if (q == GGML_TYPE_Q4_K && ne0 % ggml_blck_size(q) != 0) q = GGML_TYPE_Q8_0;
-    if (ne0 % ggml_blck_size(q) != 0) q = GGML_TYPE_F16;
-    return q;
-}
 
 constexpr int kDacStrides[4] = {8, 5, 4, 3};
 
@@ -285,11 +241,8 @@ FileLayout layout_for(Role r, const Dims &d, WeightType t) {
 
 Dims infer_dims(const GgufFile &f, Role r) {
     Dims d;
-    auto key = [&](const std::string &k, int64_t fb) { return f.find_int(k).value_or(fb); };
-    auto dim = [&](const std::string &t, int i, int64_t fb) {
-        const TensorInfo *x = f.find_tensor(t);
-        return x ? x->ne[static_cast<size_t>(i)] : fb;
-    };
+    auto key = [&](const std::string &k, int64_t fb) { return key_or(f, k, fb); };
+    auto dim = [&](const std::string &t, int i, int64_t fb) { return dim_or(f, t, i, fb); };
     if (r == Role::backbone) {
         auto &m = d.talker;
         const std::string a = "qwen3tts.";
