@@ -234,14 +234,14 @@ std::vector<KnobDef> make_table() {
     // ---- families other than MiniCPM-o 4.5 (family.h: Pocket TTS)
     t.push_back({"speaker-file", "", "family", "",
                  "Pocket TTS kits: a reference voice to clone (WAV, MP3 or FLAC; resampled to 24 kHz, at most 30 s "
-                 "used); default none. Loaded with the engines",
+                 "used); default none. Loaded with the engines (Qwen3-TTS kits: not supported yet)",
                  {}, false, false, false, true,
                  [](SpeakConfig &c, const std::string &v) { c.family.speaker_file = v; },
                  [](const SpeakConfig &c) { return c.family.speaker_file; },
                  Facts("run").load()});
     t.push_back({"family-first-frames", "", "family", "frames",
-                 "Pocket TTS kits: latent frames (80 ms of audio each) in the first PCM chunk: fewer, sooner first "
-                 "audio",
+                 "Pocket TTS and Qwen3-TTS kits: frames (80 ms of audio each) in the first PCM chunk: fewer, sooner "
+                 "first audio (on Qwen3-TTS each chunk costs a whole 72-frame code2wav window)",
                  {}, false, false, false, false,
                  [](SpeakConfig &c, const std::string &v) {
                      c.family.first_frames = static_cast<int>(parse_int(v, "--family-first-frames", 1, 1000));
@@ -249,7 +249,8 @@ std::vector<KnobDef> make_table() {
                  [](const SpeakConfig &c) { return std::to_string(c.family.first_frames); },
                  Facts("pipeline")});
     t.push_back({"family-frames", "", "family", "frames",
-                 "Pocket TTS kits: latent frames per later PCM chunk (llama.cpp's helper decodes 8 at a time)",
+                 "Pocket TTS and Qwen3-TTS kits: frames per PCM chunk once the sizes have doubled up from "
+                 "--family-first-frames (llama.cpp's helper decodes 8 at a time for Pocket TTS, 72 for Qwen3-TTS)",
                  {}, false, false, false, false,
                  [](SpeakConfig &c, const std::string &v) {
                      c.family.frames = static_cast<int>(parse_int(v, "--family-frames", 1, 1000));
@@ -257,8 +258,8 @@ std::vector<KnobDef> make_table() {
                  [](const SpeakConfig &c) { return std::to_string(c.family.frames); },
                  Facts("pipeline")});
     t.push_back({"family-temp", "", "family", "",
-                 "Pocket TTS kits: noise temperature of the flow step; 0 = the model variant's (english 0.3, else "
-                 "0.7). Loaded with the engines",
+                 "Pocket TTS kits: noise temperature of the flow step, 0 = the model variant's (english 0.3, else "
+                 "0.7); Qwen3-TTS kits: the talker's sampling temperature, 0 = 0.8. Loaded with the engines",
                  {}, false, false, false, true,
                  [](SpeakConfig &c, const std::string &v) { c.family.temp = parse_double(v, "--family-temp", 0, 10); },
                  [](const SpeakConfig &c) { return knob_number(c.family.temp); },

@@ -382,6 +382,13 @@ void KitOptions::validate() const {
     if (family != "minicpmo45" && family != "pocket-tts" && family != "qwen3-tts")
         throw_usage("--family: unknown family '" + family + "' (allowed: minicpmo45, pocket-tts, qwen3-tts)");
     if (out_dir.empty() && !dry_run) throw_usage("--out: the kit directory is required");
+    if (family != "minicpmo45") {  // a libmtmd family: its two files only
+        const bool default_roles = std::equal(roles.begin(), roles.end(), gguf::default_kit_roles.begin(),
+                                              gguf::default_kit_roles.end());
+        for (Role r : roles)
+            if (!default_roles && r != Role::backbone && r != Role::mmproj)
+                throw_usage("--only: " + family + " has no '" + gguf::role_name(r) + "' file (backbone, mmproj)");
+    }
     if (family == "qwen3-tts") {
         const auto &t = qwen3.talker;
         if (t.n_head % t.n_head_kv != 0 || t.head_dim % 8 != 0)
@@ -398,11 +405,6 @@ void KitOptions::validate() const {
         if (pocket.mimi.d % pocket.mimi.n_head != 0 || (pocket.mimi.d / pocket.mimi.n_head) % 2 != 0)
             throw_usage("dims: the mimi transformer's heads must divide its width into an even head size");
         if (b.n_text < 72 + 8) throw_usage("dims: the backbone's vocabulary needs at least 80 text pieces");
-        const bool default_roles = std::equal(roles.begin(), roles.end(), gguf::default_kit_roles.begin(),
-                                              gguf::default_kit_roles.end());
-        for (Role r : roles)
-            if (!default_roles && r != Role::backbone && r != Role::mmproj)
-                throw_usage(std::string("--only: pocket-tts has no '") + gguf::role_name(r) + "' file (backbone, mmproj)");
         return;
     }
     if (roles.empty()) throw_usage("--only: no file selected");

@@ -26,4 +26,5 @@ if cmp -s "$TMP/b.wav" "$TMP/c.wav"; then echo "ok: two runs, same WAV"; else ec
 expect_rc 0 'rtf +[0-9.]+ .*gapless_start_ms' -- demo --family qwen3-tts --scale tiny --kit-dir "$K" --max-audio-s 2 --out-dir "$TMP/demo" -q
 expect_rc 1 'speaker-file.*not supported yet' -- speak --models "$K" --text hi --speaker-file "$TMP/a.wav" -o "$TMP/e.wav"
 expect_rc 1 'Qwen3-TTS file: its stage floors are not costed yet' -- limits --models "$K"
+expect_rc 1 "qwen3-tts has no 'llm' file" -- twin --family qwen3-tts --only llm --out "$TMP/x"
 finish
