@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Qwen3-TTS end to end on a tiny twin: rtf twin --family qwen3-tts, inspect, speak (WAV + JSON with
 # its family and frames; 1920 samples a frame; the same seed the same WAV), demo, and the clear
-# errors (a speaker reference, not supported yet for this family). About 20 s.
+# errors (a speaker reference, not supported yet for this family), and rtf serve (its PCM = rtf speak's). About 25 s.
 source "$(dirname "$0")/lib.sh"
 check() {
   local what=$1; shift
@@ -27,4 +27,31 @@ expect_rc 0 'rtf +[0-9.]+ .*gapless_start_ms' -- demo --family qwen3-tts --scale
 expect_rc 1 'speaker-file.*not supported yet' -- speak --models "$K" --text hi --speaker-file "$TMP/a.wav" -o "$TMP/e.wav"
 expect_rc 1 'Qwen3-TTS file: its stage floors are not costed yet' -- limits --models "$K"
 expect_rc 1 "qwen3-tts has no 'llm' file" -- twin --family qwen3-tts --only llm --out "$TMP/x"
+# rtf serve on the kit (127.0.0.1 only): /health says the family; the speech PCM equals rtf speak's
+"$RTF" speak --models "$K" --text "Hello there." --max-audio-s 1 -q -o - >"$TMP/ref.pcm" 2>/dev/null || echo "FAIL: reference pcm"
+SRV_PID=
+trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+"$RTF" serve --models "$K" --port 0 --port-file "$TMP/port" --max-audio-s 1 >"$TMP/serve.log" 2>&1 &
+SRV_PID=$!
+for _ in $(seq 1 120); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
+if [[ -s "$TMP/port" ]]; then
+  check "serve: /health says qwen3-tts; speech = rtf speak's PCM" "$(cat "$TMP/port")" "$TMP/ref.pcm" <<'PY'
+import http.client, json, sys
+port, ref = int(sys.argv[1]), open(sys.argv[2], "rb").read()
+def req(method, path, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    r = c.getresponse(); d = r.read(); c.close(); return r.status, d
+st, h = req("GET", "/health")
+assert st == 200 and json.loads(h)["family"] == "qwen3-tts", h
+st, pcm = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": "Hello there.", "response_format": "pcm"}))
+assert st == 200 and len(ref) > 0 and pcm == ref, (st, len(pcm), len(ref))
+PY
+else
+  echo "FAIL: server did not start"; cat "$TMP/serve.log"; fails=$((fails+1))
+fi
+kill -TERM $SRV_PID 2>/dev/null
+for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
+kill -0 $SRV_PID 2>/dev/null && { echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1)); }
+SRV_PID=
 finish
