@@ -12,7 +12,7 @@
 //
 // A family's stages follow pipeline/stage.h: the source takes the request item (text =
 // what to speak) and emits units (codes, latents); the last emits PCM items at sample_rate().
-// Families today: "pocket-tts" (speak/pocket-stages.h). MiniCPM-o 4.5 keeps its own path in
+// Families today: "pocket-tts" (speak/pocket-stages.h), "qwen3-tts" (speak/qwen3-stages.h). MiniCPM-o 4.5 keeps its own path in
 // speak.cpp (its text timing, voices, first-audio priority and decode batching are its own).
 #include <memory>
 #include <string>

@@ -462,41 +462,33 @@ nlohmann::json KitOptions::to_json() const {
     const auto &d = dims;
     nlohmann::json roles_j = nlohmann::json::array();
     for (Role r : roles) roles_j.push_back(gguf::role_name(r));
+    nlohmann::json head = {{"family", family}, {"scale", m45::scale_name(scale)}, {"type", gguf::weight_type_name(type)},
+                           {"seed", seed}, {"roles", roles_j}};
     if (family == "qwen3-tts") {
         const auto &q = qwen3;
-        return {{"family", family},
-                {"scale", m45::scale_name(scale)},
-                {"type", gguf::weight_type_name(type)},
-                {"seed", seed},
-                {"roles", roles_j},
-                {"vocab", vocab_path},
-                {"dims",
-                 {{"talker",
-                   {{"n_layer", q.talker.n_layer}, {"n_embd", q.talker.n_embd}, {"n_head", q.talker.n_head},
-                    {"n_head_kv", q.talker.n_head_kv}, {"head_dim", q.talker.head_dim}, {"n_ff", q.talker.n_ff},
-                    {"n_vocab", q.talker.n_vocab()}}},
-                  {"predictor",
-                   {{"n_layer", q.predictor.n_layer}, {"n_embd", q.predictor.n_embd}, {"n_head", q.predictor.n_head},
-                    {"n_ff", q.predictor.n_ff}}},
-                  {"code2wav", {{"latent", q.c2w.latent}, {"hidden", q.c2w.hidden}, {"dac", q.c2w.dac}}},
-                  {"speaker", {{"c", q.spk.c}}}}}};
+        head["vocab"] = vocab_path;
+        head["dims"] = {{"talker",
+                         {{"n_layer", q.talker.n_layer}, {"n_embd", q.talker.n_embd}, {"n_head", q.talker.n_head},
+                          {"n_head_kv", q.talker.n_head_kv}, {"head_dim", q.talker.head_dim}, {"n_ff", q.talker.n_ff},
+                          {"n_vocab", q.talker.n_vocab()}}},
+                        {"predictor",
+                         {{"n_layer", q.predictor.n_layer}, {"n_embd", q.predictor.n_embd},
+                          {"n_head", q.predictor.n_head}, {"n_ff", q.predictor.n_ff}}},
+                        {"code2wav", {{"latent", q.c2w.latent}, {"hidden", q.c2w.hidden}, {"dac", q.c2w.dac}}},
+                        {"speaker", {{"c", q.spk.c}}}};
+        return head;
     }
     if (family == "pocket-tts") {
         const auto &p = pocket;
-        return {{"family", family},
-                {"scale", m45::scale_name(scale)},
-                {"type", gguf::weight_type_name(type)},
-                {"seed", seed},
-                {"roles", roles_j},
-                {"dims",
-                 {{"backbone",
-                   {{"n_layer", p.backbone.n_layer}, {"n_embd", p.backbone.n_embd}, {"n_head", p.backbone.n_head},
-                    {"n_ff", p.backbone.n_ff}, {"n_vocab", p.backbone.n_vocab()}, {"n_ctx", p.backbone.n_ctx}}},
-                  {"mimi",
-                   {{"d", p.mimi.d}, {"n_head", p.mimi.n_head}, {"n_ff", p.mimi.n_ff}, {"n_layer", p.mimi.n_layer},
-                    {"n_filters", p.mimi.n_filters}}},
-                  {"flow", {{"d", p.flow.d}, {"depth", p.flow.depth}}},
-                  {"variant", p.variant}}}};
+        head["dims"] = {{"backbone",
+                         {{"n_layer", p.backbone.n_layer}, {"n_embd", p.backbone.n_embd}, {"n_head", p.backbone.n_head},
+                          {"n_ff", p.backbone.n_ff}, {"n_vocab", p.backbone.n_vocab()}, {"n_ctx", p.backbone.n_ctx}}},
+                        {"mimi",
+                         {{"d", p.mimi.d}, {"n_head", p.mimi.n_head}, {"n_ff", p.mimi.n_ff}, {"n_layer", p.mimi.n_layer},
+                          {"n_filters", p.mimi.n_filters}}},
+                        {"flow", {{"d", p.flow.d}, {"depth", p.flow.depth}}},
+                        {"variant", p.variant}};
+        return head;
     }
     return {{"family", family},
             {"scale", m45::scale_name(scale)},

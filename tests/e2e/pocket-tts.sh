@@ -54,14 +54,9 @@ expect_rc 1 'unknown family' -- twin --family nope --out "$TMP/x"
 # rtf serve on the same kit, 127.0.0.1 only: the same endpoints; the streamed PCM equals rtf speak's
 TEXT="hello from the server"
 "$RTF" speak --models "$K" --text "$TEXT" --max-audio-s 2 -q -o - >"$TMP/ref.pcm" 2>/dev/null || echo "FAIL: reference pcm"
-SRV_PID=
-trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-"$RTF" serve --models "$K" --port 0 --port-file "$TMP/port" --max-streams 2 --max-audio-s 2 >"$TMP/serve.log" 2>&1 &
-SRV_PID=$!
-for _ in $(seq 1 120); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
-if [[ -s "$TMP/port" ]]; then
+if serve_start --models "$K" --max-streams 2 --max-audio-s 2; then
   check "serve: /health and /v1/audio/voices say the family; speech (twice at once) = rtf speak's PCM; a prompt is a 400" \
-    "$(cat "$TMP/port")" "$TMP/ref.pcm" "$TEXT" <<'PY'
+    "$PORT" "$TMP/ref.pcm" "$TEXT" <<'PY'
 import http.client, json, sys, threading
 port, ref, text = int(sys.argv[1]), open(sys.argv[2], "rb").read(), sys.argv[3]
 def req(method, path, body=None):
@@ -81,11 +76,6 @@ for st, pcm in out:
 st, e = req("POST", "/v1/speak", json.dumps({"prompt": "Hello"}))
 assert st == 400 and b"text" in e, (st, e[:200])
 PY
-else
-  echo "FAIL: server did not start"; cat "$TMP/serve.log"; fails=$((fails+1))
 fi
-kill -TERM $SRV_PID 2>/dev/null
-for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
-kill -0 $SRV_PID 2>/dev/null && { echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1)); }
-SRV_PID=
+serve_stop
 finish

@@ -29,13 +29,8 @@ expect_rc 1 'Qwen3-TTS file: its stage floors are not costed yet' -- limits --mo
 expect_rc 1 "qwen3-tts has no 'llm' file" -- twin --family qwen3-tts --only llm --out "$TMP/x"
 # rtf serve on the kit (127.0.0.1 only): /health says the family; the speech PCM equals rtf speak's
 "$RTF" speak --models "$K" --text "Hello there." --max-audio-s 1 -q -o - >"$TMP/ref.pcm" 2>/dev/null || echo "FAIL: reference pcm"
-SRV_PID=
-trap '[[ -n "$SRV_PID" ]] && kill -9 "$SRV_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-"$RTF" serve --models "$K" --port 0 --port-file "$TMP/port" --max-audio-s 1 >"$TMP/serve.log" 2>&1 &
-SRV_PID=$!
-for _ in $(seq 1 120); do [[ -s "$TMP/port" ]] && break; kill -0 $SRV_PID 2>/dev/null || break; sleep 0.25; done
-if [[ -s "$TMP/port" ]]; then
-  check "serve: /health says qwen3-tts; speech = rtf speak's PCM" "$(cat "$TMP/port")" "$TMP/ref.pcm" <<'PY'
+if serve_start --models "$K" --max-audio-s 1; then
+  check "serve: /health says qwen3-tts; speech = rtf speak's PCM" "$PORT" "$TMP/ref.pcm" <<'PY'
 import http.client, json, sys
 port, ref = int(sys.argv[1]), open(sys.argv[2], "rb").read()
 def req(method, path, body=None):
@@ -47,11 +42,6 @@ assert st == 200 and json.loads(h)["family"] == "qwen3-tts", h
 st, pcm = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": "Hello there.", "response_format": "pcm"}))
 assert st == 200 and len(ref) > 0 and pcm == ref, (st, len(pcm), len(ref))
 PY
-else
-  echo "FAIL: server did not start"; cat "$TMP/serve.log"; fails=$((fails+1))
 fi
-kill -TERM $SRV_PID 2>/dev/null
-for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
-kill -0 $SRV_PID 2>/dev/null && { echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1)); }
-SRV_PID=
+serve_stop
 finish
