@@ -233,8 +233,9 @@ std::vector<KnobDef> make_table() {
                  Facts("run")});
     // ---- families other than MiniCPM-o 4.5 (family.h: Pocket TTS)
     t.push_back({"speaker-file", "", "family", "",
-                 "Pocket TTS kits: a reference voice to clone (WAV, MP3 or FLAC; resampled to 24 kHz, at most 30 s "
-                 "used); default none. Loaded with the engines (Qwen3-TTS kits: not supported yet)",
+                 "Pocket TTS and Qwen3-TTS kits: a reference voice to clone (WAV, MP3 or FLAC; resampled to 24 kHz; "
+                 "Pocket uses at most 30 s, Qwen3-TTS one x-vector of the whole file); default none, the model's "
+                 "own voice. Encoded once when the engines load",
                  {}, false, false, false, true,
                  [](SpeakConfig &c, const std::string &v) { c.family.speaker_file = v; },
                  [](const SpeakConfig &c) { return c.family.speaker_file; },

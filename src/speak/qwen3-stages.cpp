@@ -65,14 +65,13 @@ void Qwen3DecodeStage::process(pipe::Item &&in, pipe::Emitter &out) {
 }
 
 Qwen3Family::Qwen3Family(const Kit &kit, const SpeakConfig &cfg) {
-    if (!cfg.family.speaker_file.empty())
-        throw_setting("speaker-file", "a Qwen3-TTS speaker reference is not supported yet (the kit speaks its own voice)");
     const auto t0 = std::chrono::steady_clock::now();
     gen_audio::Qwen3Config c;
     c.backbone_path = kit.backbone;
     c.mmproj_path = kit.mmproj;
     c.placement = cfg.tts.placement;
     c.seed = cfg.llm.seed;
+    c.speaker_file = cfg.family.speaker_file;
     if (cfg.family.temp > 0) c.temp = static_cast<float>(cfg.family.temp);
     gen_ = std::make_unique<gen_audio::Qwen3Generator>(c);
     dec_ = std::make_unique<gen_audio::Code2Wav>(*gen_, cfg.t2w.threads_voc);
@@ -80,8 +79,10 @@ Qwen3Family::Qwen3Family(const Kit &kit, const SpeakConfig &cfg) {
 }
 
 FamilyRun Qwen3Family::stages(const SpeakConfig &cfg) {
-    if (!cfg.family.speaker_file.empty())
-        throw_setting("speaker-file", "a Qwen3-TTS speaker reference is not supported yet (the kit speaks its own voice)");
+    if (cfg.family.speaker_file != gen_->config().speaker_file)
+        throw_setting("speaker-file", "is fixed when the engines load (" +
+                                          (gen_->config().speaker_file.empty() ? std::string("none") : gen_->config().speaker_file) +
+                                          "); load them again for another voice");
     dec_->reset();
     FamilyRun r;
     // The frame cap lives in the generator's config: the stage asks for it per utterance.
@@ -99,6 +100,8 @@ nlohmann::json Qwen3Family::engines_json() const {
     return {{"family", "qwen3-tts"},
             {"seed", gen_->config().seed},
             {"temp", gen_->config().temp},
+            {"speaker_file", gen_->config().speaker_file},
+            {"voice_ms", gen_->voice_ms()},
             {"n_prompt_rows", gen_->n_prompt_rows()},
             {"gen", {{"n_frames", gen_->n_frames()}, {"load_ms", load_ms_}}}};
 }

@@ -9,7 +9,7 @@
 //                               again, so small chunks cost whole windows)
 //
 // The talker's sampler: llama-tts's defaults, --seed, --family-temp (0 = 0.8). --max-audio-s caps the
-// frames. Not yet: a speaker reference (--speaker-file is refused for this family).
+// frames. --speaker-file: a reference voice, its x-vector encoded once at load (fixed for the engines).
 // Sub-stage samples: gen.prefill_ms, gen.ms_per_frame, decoder.ms_per_frame.
 #include <memory>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Qwen3-TTS end to end on a tiny twin: rtf twin --family qwen3-tts, inspect, speak (WAV + JSON with
 # its family and frames; 1920 samples a frame; the same seed the same WAV), demo, and the clear
-# errors (a speaker reference, not supported yet for this family), and rtf serve (its PCM = rtf speak's). About 25 s.
+# errors, a speaker reference (--speaker-file: another voice, a missing file named), and rtf serve (its PCM = rtf speak's). About 25 s.
 source "$(dirname "$0")/lib.sh"
 check() {
   local what=$1; shift
@@ -24,7 +24,9 @@ expect_rc 0 '' -- speak --models "$K" --text "hello world" --max-audio-s 1 -o "$
 expect_rc 0 '' -- speak --models "$K" --text "hello world" --max-audio-s 1 -o "$TMP/c.wav" -q
 if cmp -s "$TMP/b.wav" "$TMP/c.wav"; then echo "ok: two runs, same WAV"; else echo "FAIL: two runs differ"; fails=$((fails+1)); fi
 expect_rc 0 'rtf +[0-9.]+ .*gapless_start_ms' -- demo --family qwen3-tts --scale tiny --kit-dir "$K" --max-audio-s 2 --out-dir "$TMP/demo" -q
-expect_rc 1 'speaker-file.*not supported yet' -- speak --models "$K" --text hi --speaker-file "$TMP/a.wav" -o "$TMP/e.wav"
+expect_rc 0 '' -- speak --models "$K" --text "hello world" --max-audio-s 1 --speaker-file "$TMP/a.wav" -o "$TMP/v.wav" -q
+if cmp -s "$TMP/b.wav" "$TMP/v.wav"; then echo "FAIL: a speaker reference left the WAV unchanged"; fails=$((fails+1)); else echo "ok: a speaker reference changes the WAV"; fi
+expect_rc 1 'speaker-file.*no such file' -- speak --models "$K" --text hi --speaker-file "$TMP/none.wav" -o "$TMP/e.wav"
 expect_rc 1 'Qwen3-TTS file: its stage floors are not costed yet' -- limits --models "$K"
 expect_rc 1 "qwen3-tts has no 'llm' file" -- twin --family qwen3-tts --only llm --out "$TMP/x"
 # rtf serve on the kit (127.0.0.1 only): /health says the family; the speech PCM equals rtf speak's

@@ -1,7 +1,8 @@
 // The Qwen3-TTS twin (qwen3tts-layout.h) is what the pinned tree loads and runs: rtf inspect's check
 // passes on it, libllama loads the talker (IMROPE, the codec head's logit padding, the suppressed
 // codec rows), libmtmd the mmproj, and its helper pipeline (what llama-tts drives) makes 1920
-// samples a frame from greedy code0s. No engine of ours yet: this pins the layout.
+// samples a frame from greedy code0s; our engines (qwen3tts-engine.h) equal that pipeline bit for
+// bit, with and without a speaker reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,7 @@
 
 #include "common/scratch-dir.h"
 #include "core/error.h"
+#include "core/wav.h"
 #include "models/gen-audio/qwen3tts-engine.h"
 #include "models/gguf/layout-check.h"
 #include "speak/kit.h"
@@ -48,7 +50,7 @@ int32_t greedy_code0(const float *lg, int32_t n_vocab) {
 
 // llama.cpp's helper pipeline (what llama-tts drives) with greedy code 0s: `frames` frames, its PCM.
 std::vector<float> helper_pcm(const std::string &bb, const std::string &mm, const std::string &text, int frames,
-                              bool check_logits = false) {
+                              bool check_logits = false, const std::string &speaker = "") {
     auto mp = llama_model_default_params();
     llama_model *model = llama_model_load_from_file(bb.c_str(), mp);
     EXPECT_NE(model, nullptr);
@@ -66,7 +68,10 @@ std::vector<float> helper_pcm(const std::string &bb, const std::string &mm, cons
     EXPECT_NE(mctx, nullptr);
     EXPECT_EQ(mtmd_gen_audio_get_info(mctx).type, MTMD_GEN_AUDIO_TYPE_QWEN3TTS);
     mtmd_helper_gen_audio *gen = mtmd_helper_gen_audio_init(lctx, mctx);
+    mtmd_bitmap *voice = nullptr;
+    if (!speaker.empty()) voice = mtmd_helper_bitmap_init_from_file(mctx, speaker.c_str(), false, {}).bitmap;
     mtmd_helper_gen_audio_inp in{};
+    in.speaker_ref = voice;
     in.prompt = text.c_str();
     in.prompt_len = text.size();
     in.top_k = 50;
@@ -84,7 +89,7 @@ std::vector<float> helper_pcm(const std::string &bb, const std::string &mm, cons
     while (!stop && made < frames) {
         const float *lg = llama_get_logits_ith(lctx, -1);
         // The codec head is 3072 wide: the text rows' logits are -inf.
-        if (check_logits) EXPECT_TRUE(std::isinf(lg[0]) && lg[0] < 0);
+        if (check_logits) { EXPECT_TRUE(std::isinf(lg[0]) && lg[0] < 0); }
         const float *next = nullptr;
         EXPECT_EQ(mtmd_helper_gen_audio_step_gen(gen, greedy_code0(lg, n_vocab), h, &next, &stop), 0);
         if (!next) break;
@@ -100,6 +105,7 @@ std::vector<float> helper_pcm(const std::string &bb, const std::string &mm, cons
     EXPECT_EQ(sr, 24000);
     std::vector<float> pcm(reinterpret_cast<const float *>(data), reinterpret_cast<const float *>(data) + ns);
     mtmd_helper_gen_audio_free(gen);
+    if (voice) mtmd_bitmap_free(voice);
     mtmd_free(mctx);
     llama_free(lctx);
     llama_model_free(model);
@@ -167,6 +173,60 @@ TEST(Qwen3Engine, EqualsTheHelperPipelineBitForBit) {
     ASSERT_EQ(whole.size(), ref.size());
     EXPECT_EQ(std::memcmp(whole.data(), ref.data(), ref.size() * sizeof(float)), 0);
     EXPECT_EQ(std::memcmp(eight.data(), ref.data(), ref.size() * sizeof(float)), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// A speaker reference: the ECAPA encoder's x-vector row (+ <tts_pad>) after the think rows, as the
+// helper builds it; the PCM equals the helper's with the same reference, and differs from the PCM
+// without one (the row reaches the talker).
+TEST(Qwen3Engine, SpeakerReferenceEqualsTheHelper) {
+    using namespace rtf::gen_audio;
+    const auto &dir = kit().dir;
+    const std::string voice = dir.file("voice.wav");
+    {
+        std::vector<float> s(24000);
+        for (size_t i = 0; i < s.size(); ++i) s[i] = 0.25f * std::sin(2 * M_PI * (200 + 300.0 * i / 24000) * i / 24000);
+        rtf::write_wav(voice, s, 24000);
+    }
+    Qwen3Config c;
+    c.backbone_path = dir.file("qwen3-tts.gguf");
+    c.mmproj_path = dir.file("mmproj-qwen3-tts.gguf");
+    c.placement.device = "CPU";
+    c.placement.n_threads = c.placement.n_threads_batch = 2;
+    c.max_frames = 12;
+    const std::string text = "A voice to clone.";
+    auto ours = [&](const std::string &spk) {
+        c.speaker_file = spk;
+        Qwen3Generator gen(c);
+        gen.set_picker(greedy_code0);
+        Code2Wav dec(gen);
+        gen.start(text);
+        std::vector<int32_t> buf;
+        Qwen3Frame f;
+        while (gen.next(f)) buf.insert(buf.end(), f.codes.begin(), f.codes.end());
+        return std::make_pair(dec.decode(buf.data(), buf.size() / 16), gen.n_prompt_rows());
+    };
+    const auto [with, rows_with] = ours(voice);
+    const auto [without, rows_without] = ours("");
+    EXPECT_EQ(rows_with, rows_without + 1);
+    const auto ref = helper_pcm(c.backbone_path, c.mmproj_path, text, 12, false, voice);
+    ASSERT_EQ(with.size(), ref.size());
+    EXPECT_EQ(std::memcmp(with.data(), ref.data(), ref.size() * sizeof(float)), 0);
+    ASSERT_EQ(without.size(), with.size());
+    EXPECT_NE(std::memcmp(without.data(), with.data(), with.size() * sizeof(float)), 0);
+
+    c.speaker_file = dir.file("no-such.wav");
+    EXPECT_THROW(Qwen3Generator g(c), rtf::Error);
+    c.speaker_file = dir.file("qwen3-tts.gguf");  // not audio
+    try {
+        Qwen3Generator g(c);
+        ADD_FAILURE() << "a GGUF taken as a voice";
+    } catch (const rtf::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("is not an audio file"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

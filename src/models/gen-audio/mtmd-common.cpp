@@ -62,6 +62,27 @@ int32_t find_token(const llama_vocab *v, const char *text) {
     return -1;
 }
 
+std::vector<float> encode_speaker(mtmd_context *m, const std::string &file, int n_embd, const std::string &what) {
+    if (!mtmd_support_audio(m)) throw_setup(what + ": the mmproj has no speaker encoder");
+    mtmd_helper_bitmap_wrapper w = mtmd_helper_bitmap_init_from_file(m, file.c_str(), false, {});
+    if (!w.bitmap) throw_usage("--speaker-file: " + file + " is not an audio file libmtmd can read (WAV, MP3, FLAC)");
+    mtmd::bitmap_ptr bmp(w.bitmap);
+    const std::string marker = mtmd_default_marker();
+    mtmd_input_text txt{marker.c_str(), marker.size(), false, true};
+    mtmd::input_chunks_ptr chunks(mtmd_input_chunks_init());
+    const mtmd_bitmap *bp = bmp.get();
+    if (mtmd_tokenize(m, chunks.get(), &txt, &bp, 1) != 0)
+        throw_runtime(what + ": libmtmd could not tokenize the speaker audio " + file);
+    for (size_t i = 0; i < mtmd_input_chunks_size(chunks.get()); ++i) {
+        const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks.get(), i);
+        if (mtmd_input_chunk_get_type(c) != MTMD_INPUT_CHUNK_TYPE_AUDIO) continue;
+        if (mtmd_encode_chunk(m, c) != 0) throw_runtime(what + ": the speaker encoder failed on " + file);
+        const float *e = mtmd_get_output_embd(m);
+        return std::vector<float>(e, e + static_cast<size_t>(n_embd) * mtmd_input_chunk_get_n_tokens(c));
+    }
+    throw_usage("--speaker-file: " + file + " gave no audio to encode");
+}
+
 int64_t tensor_ne0(const std::string &path, const std::string &tensor) {
     const gguf::MappedGguf g(path);
     return g.require(tensor, {}).ne[0];

@@ -1,7 +1,8 @@
 #pragma once
 // What the libmtmd speech families share (pocket-engine.h, qwen3tts-engine.h): an mmproj context
 // on the backbone's model, the backbone's token rows as floats (prompts are built from them), a
-// token found by its text. Errors: rtf::Error(Setup) naming the file.
+// token found by its text, a speaker reference through the mmproj's speaker encoder.
+// Errors: rtf::Error(Setup) naming the file; rtf::Error(Usage) for a speaker file that is not audio.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ mtmd_context *open_mmproj(const std::string &path, const llama_model *model, con
 std::vector<float> token_rows(const std::string &path, int n_embd);
 // The id whose text is exactly `text`, searched from the end (special tokens sit there); -1 if none.
 int32_t find_token(const llama_vocab *v, const char *text);
+// A speaker reference (WAV / MP3 / FLAC, resampled by libmtmd to the encoder's rate) through the
+// mmproj's speaker encoder, as llama.cpp's helper does: the rows of its first audio chunk, n_embd
+// floats each (Pocket TTS: one per 80 ms; Qwen3-TTS: one x-vector). `what` names the family.
+std::vector<float> encode_speaker(mtmd_context *m, const std::string &file, int n_embd, const std::string &what);
 // The ne[0] of a tensor in a GGUF (headers only); throws naming the file and tensor when absent.
 int64_t tensor_ne0(const std::string &path, const std::string &tensor);
 

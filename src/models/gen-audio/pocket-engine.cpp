@@ -98,26 +98,9 @@ PocketGenerator::PocketGenerator(const PocketConfig &cfg) : cfg_(cfg) {
     // The speaker's rows: the reference audio through the mimi encoder (one row per 80 ms).
     if (!cfg_.speaker_file.empty()) {
         const auto tv = std::chrono::steady_clock::now();
-        mtmd_helper_bitmap_wrapper w = mtmd_helper_bitmap_init_from_file(mtmd_, cfg_.speaker_file.c_str(), false, {});
-        if (!w.bitmap) throw_usage("--speaker-file: " + cfg_.speaker_file + " is not an audio file libmtmd can read (WAV, MP3, FLAC)");
-        mtmd::bitmap_ptr bmp(w.bitmap);
-        const std::string marker = mtmd_default_marker();
-        mtmd_input_text txt{marker.c_str(), marker.size(), false, true};
-        mtmd::input_chunks_ptr chunks(mtmd_input_chunks_init());
-        const mtmd_bitmap *bp = bmp.get();
-        if (mtmd_tokenize(mtmd_, chunks.get(), &txt, &bp, 1) != 0)
-            throw_runtime("pocket-tts: libmtmd could not tokenize the speaker audio " + cfg_.speaker_file);
         if (tok_bos_voice_ >= 0) push_row(voice_, tok_bos_voice_);
-        bool got = false;
-        for (size_t i = 0; i < mtmd_input_chunks_size(chunks.get()) && !got; ++i) {
-            const mtmd_input_chunk *c = mtmd_input_chunks_get(chunks.get(), i);
-            if (mtmd_input_chunk_get_type(c) != MTMD_INPUT_CHUNK_TYPE_AUDIO) continue;
-            if (mtmd_encode_chunk(mtmd_, c) != 0) throw_runtime("pocket-tts: the speaker encoder failed on " + cfg_.speaker_file);
-            const float *e = mtmd_get_output_embd(mtmd_);
-            voice_.insert(voice_.end(), e, e + static_cast<size_t>(n_embd_) * mtmd_input_chunk_get_n_tokens(c));
-            got = true;
-        }
-        if (!got) throw_usage("--speaker-file: " + cfg_.speaker_file + " gave no audio to encode");
+        const std::vector<float> rows = gen_audio::encode_speaker(mtmd_, cfg_.speaker_file, n_embd_, "pocket-tts");
+        voice_.insert(voice_.end(), rows.begin(), rows.end());
         timings_.voice_ms = ms_since(tv);
     }
     timings_.load_ms = ms_since(t0);

@@ -1,6 +1,8 @@
 #include "models/gen-audio/qwen3tts-engine.h"
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstring>
 
@@ -18,6 +20,8 @@ void Qwen3Config::validate() const {
     if (mmproj_path.empty()) throw_usage("qwen3-tts: the mmproj file (mmproj-qwen3-tts.gguf) is required");
     if (!(temp > 0 && temp <= 10)) throw_usage("qwen3-tts: temp must be in (0, 10]");
     if (top_k < 0 || predictor_top_k < 0 || max_frames < 0) throw_usage("qwen3-tts: top-k and max_frames must be >= 0");
+    if (!speaker_file.empty() && !std::filesystem::is_regular_file(speaker_file))
+        throw_usage("--speaker-file: no such file: " + speaker_file);
     placement.validate("backbone");
 }
 
@@ -41,6 +45,14 @@ Qwen3Generator::Qwen3Generator(const Qwen3Config &cfg) : cfg_(cfg) {
     for (const auto &[id, text] : specials) {
         *id = find_token(v, text.c_str());
         if (*id < 0) throw_setup(cfg_.backbone_path + ": the vocabulary has no " + text + " token");
+    }
+    if (!cfg_.speaker_file.empty()) {
+        const auto tv = std::chrono::steady_clock::now();
+        speaker_ = encode_speaker(mtmd_, cfg_.speaker_file, n_embd_, "qwen3-tts");
+        if (speaker_.size() != static_cast<size_t>(n_embd_))
+            throw_setup(cfg_.mmproj_path + ": the speaker encoder gave " + std::to_string(speaker_.size() / static_cast<size_t>(n_embd_)) +
+                        " rows for " + cfg_.speaker_file + " (Qwen3-TTS's x-vector is one)");
+        voice_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tv).count();
     }
     // The sampler: the converter's suppressed rows at -inf (as llama-tts's common sampler biases
     // them), then llama-tts's chain.
@@ -118,6 +130,10 @@ void Qwen3Generator::start(const std::string &text) {
     row(tts_pad_, think_bos_);
     row(tts_pad_, lang_);
     row(tts_pad_, think_eos_);
+    if (!speaker_.empty()) {  // T[<tts_pad>] + the x-vector
+        row(tts_pad_, -1);
+        for (size_t i = 0; i < E; ++i) rows[rows.size() - E + i] += speaker_[i];
+    }
     row(tts_bos_, codec_pad_);
     for (int i = 3; i < n - 5; ++i) row(ids[static_cast<size_t>(i)], codec_pad_);
     row(tts_eos_, codec_pad_);

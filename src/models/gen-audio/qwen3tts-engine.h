@@ -18,8 +18,9 @@
 //                   the stream equals llama.cpp's one call per 72 frames (tests/families). Cost: a
 //                   window is decoded once per call, so short calls multiply code2wav's work.
 //
-// Not yet: a speaker reference (the ECAPA encoder's x-vector row), other languages than English in
-// the twin's vocabulary, the pipeline stages (speak/), a kit's family engines.
+// A speaker reference (`speaker_file`) is encoded once at load by the mmproj's ECAPA encoder into one
+// x-vector row, which the prompt carries (+ <tts_pad>) after the think rows, as llama.cpp's does.
+// Not yet: other languages than English in the twin's vocabulary.
 // Errors: rtf::Error(Setup) naming the file; rtf::Error(Runtime) naming the failing step.
 // Not thread-safe: one thread per engine.
 #include <cstdint>
@@ -41,6 +42,7 @@ struct Qwen3Config {
     lm::ModelPlacement placement;
     uint32_t seed = 42;         // the code predictor's draws and the talker's sampler
     std::string language = "english";  // <|codec_language_NAME|>
+    std::string speaker_file;   // reference voice (WAV/MP3/FLAC, resampled to 24 kHz); "" = the model's own
     // The talker's sampler (llama-tts's defaults): repetition penalty over the utterance, top-k,
     // top-p, min-p, temperature; the code predictor's own top-k / top-p (0 = the model's 50 / 1.0).
     float repeat_penalty = 1.05f, top_p = 0.95f, min_p = 0.05f, temp = 0.8f;
@@ -77,6 +79,7 @@ public:
     const Qwen3Config &config() const { return cfg_; }
     llama_model *model() const { return llama_.model.get(); }
     int64_t n_prompt_rows() const { return n_prompt_; }
+    double voice_ms() const { return voice_ms_; }  // the speaker encoder's time at load (0 = none)
 
 private:
     void decode_rows(const float *rows, int n, int pos0, const char *what);
@@ -87,6 +90,8 @@ private:
     mtmd_context *mtmd_ = nullptr;
     int n_embd_ = 0;
     std::vector<float> tok_embd_;
+    std::vector<float> speaker_;  // the x-vector row (n_embd), empty without a reference
+    double voice_ms_ = 0;
     int32_t codec_0_ = -1, codec_bos_ = -1, codec_eos_ = -1, codec_pad_ = -1, think_ = -1, think_bos_ = -1,
             think_eos_ = -1, lang_ = -1, tts_pad_ = -1, tts_bos_ = -1, tts_eos_ = -1;
     std::vector<int32_t> suppress_;
