@@ -386,9 +386,110 @@ std::vector<StageCost> pocket_costs(const CostFile &bb, const CostFile &mm, cons
     return out;
 }
 
+// Qwen3-TTS (qwen3tts-layout.h), per 80-ms frame (12.5 per second of audio), from the shapes:
+//   gen      the talker's decode of one row (every tensor but one token_embd row, KV at
+//            llm_kv_tokens) + the code predictor: 15 sequential steps (clip's graph samples code
+//            k before step k+1 starts), so its blocks' weights are read 15 times a frame; 16 rows
+//            through its blocks (h + code 0, then one row a step), one head row block a step.
+//   decoder  code2wav (a.gen.wav.*) per 72-frame window, the only unit clip.cpp runs (a short
+//            window is padded): RVQ out-projections, pre-conv, 8 transformer layers (attention over
+//            the 72-frame window), 2 x (convT x2 + ConvNeXt), the DAC (convT by 8, 5, 4, 3 and 3
+//            residual units each: 4 -> 32 -> 160 -> 640 -> 1920 samples a frame); weights read once
+//            a window. This is the floor of one decode per window (llama-tts's schedule): a stream
+//            of c-frame calls decodes each window 72/c times (qwen3tts-engine.h).
+std::vector<StageCost> qwen3_costs(const CostFile &bb, const CostFile &mm, const FloorAssumptions &a) {
+    constexpr double kFrames = 12.5, kWindow = 72, kSteps = 15;
+    std::vector<StageCost> out;
+    StageCost g = llm_cost(bb, "qwen3tts", a);
+    g.stage = "gen";
+    g.unit = "frame";
+    g.units_per_audio_s = kFrames;
+    g.files.push_back(mm.path());
+    double blk_bytes = 0, blk_macs = 0, once_bytes = 0, once_macs = 0;
+    for (const auto &t : mm.tensors()) {
+        if (!starts(t.name, "a.gen.code.")) continue;
+        if (starts(t.name, "a.gen.code.blk.") || t.name == "a.gen.code.output_norm.weight" || t.name == "a.gen.code.proj_in.weight") {
+            blk_bytes += static_cast<double>(t.nbytes);
+            if (is_matrix(t)) blk_macs += nelem(t);
+        } else if (t.name == "a.gen.code.head.weight") {  // one [n_embd, 2048] head per step: 15 heads, each once
+            once_bytes += static_cast<double>(t.nbytes);
+            once_macs += nelem(t);
+        } else if (t.name == "a.gen.code.embd.weight" || t.name == "a.gen.code.out_embd.weight") {
+            // code embeddings: one row per code looked up (16 a frame), not the whole table
+            const double per_row = static_cast<double>(t.nbytes) / (nelem(t) / static_cast<double>(t.ne[0]));
+            once_bytes += 16 * per_row;
+        }
+    }
+    const double pred_bytes = kSteps * blk_bytes + once_bytes, pred_flops = 2 * (16 * blk_macs + once_macs);
+    g.bytes_per_unit += pred_bytes;
+    g.flops_per_unit += pred_flops;
+    g.parts.push_back({"predictor_bytes", pred_bytes});
+    g.parts.push_back({"predictor_flops", pred_flops});
+    g.parts.push_back({"kernels", kKernelsPerMatrix * 10.0 * kSteps});
+    g.notes.push_back("per frame: one talker row + the code predictor's 15 sequential steps (its blocks read 15 times)");
+    out.push_back(std::move(g));
+
+    StageCost d;
+    d.stage = "decoder";
+    d.files = {mm.path()};
+    d.unit = "frame";
+    d.units_per_audio_s = kFrames;
+    d.weight_type = "f16";
+    double wbytes = 0;
+    for (const auto &t : mm.tensors())
+        if (starts(t.name, "a.gen.wav.")) wbytes += static_cast<double>(t.nbytes);
+    auto ne = [&](const std::string &n, int i) -> double {
+        const TensorInfo *t = mm.find_tensor(n);
+        return t ? static_cast<double>(t->ne[static_cast<size_t>(i)]) : 0.0;
+    };
+    auto elems = [&](const std::string &n) -> double {
+        const TensorInfo *t = mm.find_tensor(n);
+        return t ? nelem(*t) : 0.0;
+    };
+    // MACs per frame of the window (positions per frame at each rate).
+    const double q = ne("a.gen.wav.quant.first.out_proj.weight", 1), cd = ne("a.gen.wav.quant.first.out_proj.weight", 0);
+    const double rvq = 2 * cd * q;  // the semantic and the summed acoustic out-projections
+    const double pre = elems("a.gen.wav.pre_conv.weight");
+    double tfm = elems("a.gen.wav.tfm.in_proj.weight") + elems("a.gen.wav.tfm.out_proj.weight");
+    for (int i = 0; mm.find_tensor("a.gen.wav.tfm.blk." + std::to_string(i) + ".attn_q.weight"); ++i) {
+        const std::string l = "a.gen.wav.tfm.blk." + std::to_string(i) + ".";
+        for (const char *n : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"}) tfm += elems(l + n + ".weight");
+        tfm += 2 * kWindow * ne(l + "attn_q.weight", 1);  // QK^T + AV over the window
+    }
+    double up = 0, pos = 1;
+    for (int i = 0; mm.find_tensor("a.gen.wav.up.blk." + std::to_string(i) + ".conv.weight"); ++i) {
+        const std::string u = "a.gen.wav.up.blk." + std::to_string(i) + ".";
+        pos *= 2;  // convT k = stride = 2: one tap an output
+        up += pos * (elems(u + "conv.weight") / 2 + elems(u + "dwconv.weight") + elems(u + "pw1.weight") + elems(u + "pw2.weight"));
+    }
+    double dac = pos * elems("a.gen.wav.dac.entry.weight");
+    for (int i = 0; mm.find_tensor("a.gen.wav.dac.blk." + std::to_string(i) + ".conv.weight"); ++i) {
+        const std::string b = "a.gen.wav.dac.blk." + std::to_string(i) + ".";
+        const double k = ne(b + "conv.weight", 0);  // 2 x stride: two taps an output
+        pos *= k / 2;
+        dac += pos * elems(b + "conv.weight") / (k / 2);
+        for (int r = 0; r < 3; ++r) {
+            const std::string rr = b + "res." + std::to_string(r) + ".";
+            dac += pos * (elems(rr + "conv1.weight") + elems(rr + "conv2.weight"));
+        }
+    }
+    dac += pos * elems("a.gen.wav.dac.post_conv.weight");
+    const double macs = rvq + pre + tfm + up + dac;
+    d.flops_per_unit = 2 * macs;
+    d.bytes_per_unit = wbytes / kWindow;
+    d.parts = {{"weight_bytes_per_window", wbytes}, {"window_flops", 2 * macs * kWindow},
+               {"transformer_flops", 2 * tfm}, {"upsample_flops", 2 * (rvq + pre + up)}, {"dac_flops", 2 * dac},
+               {"samples_per_frame", pos}, {"kernels", kKernelsPerMatrix * 40}};
+    d.notes.push_back("an ESTIMATE from the shapes (convolutions and products; elementwise work left out); one decode "
+                      "per 72-frame window: c-frame streaming calls cost 72/c windows' work per window");
+    out.push_back(std::move(d));
+    return out;
+}
+
 // The speak path's files, however they were found.
 struct Found {
     std::unique_ptr<CostFile> pocket_backbone, pocket_mmproj;  // a Pocket TTS kit
+    std::unique_ptr<CostFile> qwen3_backbone, qwen3_mmproj;    // a Qwen3-TTS kit
     std::unique_ptr<CostFile> llm, tts, projector;
     std::string llm_arch;
     std::map<std::string, std::unique_ptr<CostFile>> t2w;
@@ -402,6 +503,13 @@ void add_stages(ModelCosts &mc, const Found &f, const FloorAssumptions &a, const
     }
     if (f.pocket_backbone || f.pocket_mmproj)
         throw_usage("--models: '" + origin + "' has one of Pocket TTS's two files (pocket-tts.gguf + mmproj-pocket-tts.gguf)");
+    if (f.qwen3_backbone && f.qwen3_mmproj) {
+        for (auto &c : qwen3_costs(*f.qwen3_backbone, *f.qwen3_mmproj, a)) mc.stages.push_back(std::move(c));
+        mc.notes.push_back("family qwen3-tts: stages gen (talker + code predictor) and decoder (code2wav), per 80-ms frame");
+        return;
+    }
+    if (f.qwen3_backbone || f.qwen3_mmproj)
+        throw_usage("--models: '" + origin + "' has one of Qwen3-TTS's two files (qwen3-tts.gguf + mmproj-qwen3-tts.gguf)");
     if (f.llm) mc.stages.push_back(llm_cost(*f.llm, f.llm_arch, a));
     else mc.notes.push_back("no LLM GGUF found: no llm floor");
     if (f.tts) mc.stages.push_back(tts_cost(*f.tts, f.projector.get(), a));
@@ -453,9 +561,10 @@ ModelCosts model_costs(const std::string &dir, const FloorAssumptions &a) {
         auto arch = f->find_string("general.architecture");
         if (!arch) {
             mc.notes.push_back("skipped " + path + ": no general.architecture and not a token2wav file name");
-        } else if (*arch == "qwen3tts" || f->find_string("clip.gen.audio.projector_type").value_or("") == "qwen3tts_gen") {
-            throw_usage("--models: " + path + " is a Qwen3-TTS file: its stage floors are not costed yet (MiniCPM-o 4.5 "
-                        "and Pocket TTS kits are)");
+        } else if (*arch == "qwen3tts") {
+            found.qwen3_backbone = std::move(f);
+        } else if (*arch == "clip" && f->find_string("clip.gen.audio.projector_type").value_or("") == "qwen3tts_gen") {
+            found.qwen3_mmproj = std::move(f);
         } else if (*arch == "pockettts") {
             found.pocket_backbone = std::move(f);
         } else if (*arch == "clip" && f->find_string("clip.gen.audio.projector_type").value_or("") == "pockettts_gen") {

@@ -27,7 +27,16 @@ expect_rc 0 'rtf +[0-9.]+ .*gapless_start_ms' -- demo --family qwen3-tts --scale
 expect_rc 0 '' -- speak --models "$K" --text "hello world" --max-audio-s 1 --speaker-file "$TMP/a.wav" -o "$TMP/v.wav" -q
 if cmp -s "$TMP/b.wav" "$TMP/v.wav"; then echo "FAIL: a speaker reference left the WAV unchanged"; fails=$((fails+1)); else echo "ok: a speaker reference changes the WAV"; fi
 expect_rc 1 'speaker-file.*no such file' -- speak --models "$K" --text hi --speaker-file "$TMP/none.wav" -o "$TMP/e.wav"
-expect_rc 1 'Qwen3-TTS file: its stage floors are not costed yet' -- limits --models "$K"
+check "limits --models --json: gen (talker + 15 predictor steps) and decoder (code2wav: 1920 samples a frame)" "$K" "$RTF" <<'PY'
+import json, subprocess, sys
+j = json.loads(subprocess.run([sys.argv[2], "limits", "--models", sys.argv[1], "--json", "-"], capture_output=True, text=True, check=True).stdout)
+st = j["models"]["stages"]
+assert [s["stage"] for s in st] == ["gen", "decoder"], st
+assert all(s["unit"] == "frame" and s["units_per_audio_s"] == 12.5 and s["flops_per_unit"] > 0 for s in st), st
+g, d = st[0]["parts_per_unit"], st[1]["parts_per_unit"]
+assert d["samples_per_frame"] == 1920, d
+assert g["predictor_bytes"] > 0 and st[0]["bytes_per_unit"] > g["predictor_bytes"], g
+PY
 expect_rc 1 "qwen3-tts has no 'llm' file" -- twin --family qwen3-tts --only llm --out "$TMP/x"
 # rtf serve on the kit (127.0.0.1 only): /health says the family; the speech PCM equals rtf speak's
 "$RTF" speak --models "$K" --text "Hello there." --max-audio-s 1 -q -o - >"$TMP/ref.pcm" 2>/dev/null || echo "FAIL: reference pcm"
