@@ -28,19 +28,28 @@ std::vector<std::string> speak_knob_names() {
     return names;
 }
 
+}  // namespace
+
+speak::SpeakConfig speak_config(const Knobs &knobs) {
+    check_knobs("speak", knobs, speak_knob_names());
+    speak::SpeakConfig cfg = speak::default_config();
+    if (const std::string *file = find_knob(knobs, "config")) speak::apply_knob_file(cfg, *file);
+    try {
+        for (const auto &[k, v] : knobs)
+            if (k != "config") speak::apply_knob(cfg, k, v);
+    } catch (const Error &e) {
+        throw_usage(std::string("speak workload: ") + e.what());
+    }
+    speak::finalize(cfg);
+    return cfg;
+}
+
+namespace {
+
 class SpeakWorkload : public Workload {
 public:
     explicit SpeakWorkload(const Knobs &knobs) : knobs_(knobs) {
-        check_knobs("speak", knobs, speak_knob_names());
-        cfg_ = speak::default_config();
-        if (const std::string *file = find_knob(knobs, "config")) speak::apply_knob_file(cfg_, *file);
-        try {
-            for (const auto &[k, v] : knobs)
-                if (k != "config") speak::apply_knob(cfg_, k, v);
-        } catch (const Error &e) {
-            throw_usage(std::string("speak workload: ") + e.what());
-        }
-        speak::finalize(cfg_);
+        cfg_ = speak_config(knobs);
         engines_ = speak::load_engines(cfg_);
         cfg_ = engines_->config;
         // A family without an LLM (Pocket TTS) speaks its input: a bench prompt becomes the text.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tune/tune.h"
+#include "bench/speak-workload.h"
 #include "bench/workload.h"
 #include "cli/cli-util.h"
 #include "cli/commands.h"
@@ -19,6 +20,7 @@
 #include "core/error.h"
 #include "core/parse.h"
 #include "report/report.h"
+#include "speak/kit.h"
 
 namespace rtf::cli {
 
@@ -55,13 +57,20 @@ int run_tune(const TuneOptions &o) {
     for (const auto &s : o.set)
         for (const auto &[k, v] : bench::parse_knob_list(s, "--set")) bench::set_knob(base, k, v);
 
+    // The speak workload's base is checked before any trial (a missing input or a bad knob is a
+    // usage error, not a failed trial each), and its kit's family chooses the candidates.
+    std::string family = "minicpmo45";
+    if (workload == "speak") {
+        const speak::SpeakConfig sc = bench::speak_config(base);
+        family = speak::resolve_kit(sc.models_dir, false).family;
+    }
     std::vector<tune::TuneCandidate> cands;
     for (const auto &c : o.candidates) cands.push_back(tune::TuneCandidate::parse(c, "--candidate"));
     if (cands.empty()) {
         if (workload != "speak") throw_usage("--candidate: the " + workload + " workload has no built-in candidates; give some");
-        cands = tune::speak_candidates(base, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+        cands = tune::speak_candidates(base, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), family);
     }
-    std::cerr << "rtf tune: workload " << workload << ", " << cands.size() << " candidate(s), " << tc.pc.runs
+    std::cerr << "rtf tune: workload " << workload << (family != "minicpmo45" ? " (family " + family + ")" : std::string()) << ", " << cands.size() << " candidate(s), " << tc.pc.runs
               << " runs per side, noise " << tc.pc.noise << ", budget " << o.budget
               << (tc.allow_math ? ", math-changing candidates allowed" : "") << "\n";
     if (o.list_only) {

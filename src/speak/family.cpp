@@ -1,6 +1,7 @@
 #include "speak/family.h"
 
 #include "core/error.h"
+#include "speak/knobs.h"
 #include "speak/pocket-stages.h"
 #include "speak/qwen3-stages.h"
 
@@ -11,6 +12,19 @@ std::unique_ptr<FamilyEngines> load_family(const Kit &kit, const SpeakConfig &cf
     if (kit.family == "qwen3-tts") return std::make_unique<Qwen3Family>(kit, cfg);
     throw_usage("kit " + kit.dir + ": no engines for the family '" + kit.family +
                 "' in this build (minicpmo45, pocket-tts, qwen3-tts)");
+}
+
+bool family_reads_knob(const std::string &name) {
+    static const char *const kRead[] = {"tts-threads", "tts-threads-batch", "tts-poll", "tts-fa",     "tts-kv-type",
+                                        "tts-ctx",     "tts-no-mmap",       "tts-cpus", "tts-device", "t2w-threads-voc",
+                                        "t2w-cpus",    "d1",                "schedule"};
+    if (name.rfind("family-", 0) == 0 || name == "speaker-file") return true;
+    for (const char *k : kRead)
+        if (name == k) return true;
+    // The run's own knobs (input, work size, seed, output) apply to every family.
+    for (const auto &k : knob_table())
+        if (k.name == name) return k.input || k.facts.stage == "run";
+    return false;
 }
 
 }  // namespace rtf::speak

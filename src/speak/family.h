@@ -50,6 +50,13 @@ public:
     virtual double load_ms() const = 0;
 };
 
+// Whether a family kit's stages read the knob `name` (speak/knobs.h): the gen stage runs on the
+// TTS placement (tts-threads, tts-cpus, tts-fa, ...: not tts-weight-type, the backbone loads as
+// its file is), the decoder on the vocoder's threads and the Token2Wav stage's CPU set
+// (t2w-threads-voc, t2w-cpus); the one queue is d1; plus the family-* knobs and the run's
+// input, work size and seed. rtf tune offers a family kit only these.
+bool family_reads_knob(const std::string &name);
+
 // The engines of `kit`'s family (kit.family != "minicpmo45"); throws rtf::Error(Usage) for a
 // family this build has no engines for.
 std::unique_ptr<FamilyEngines> load_family(const Kit &kit, const SpeakConfig &cfg);

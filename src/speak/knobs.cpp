@@ -248,7 +248,7 @@ std::vector<KnobDef> make_table() {
                      c.family.first_frames = static_cast<int>(parse_int(v, "--family-first-frames", 1, 1000));
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.family.first_frames); },
-                 Facts("pipeline")});
+                 Facts("pipeline").tune(2, {"1", "4"})});
     t.push_back({"family-frames", "", "family", "frames",
                  "Pocket TTS and Qwen3-TTS kits: frames per PCM chunk once the sizes have doubled up from "
                  "--family-first-frames (llama.cpp's helper decodes 8 at a time for Pocket TTS, 72 for Qwen3-TTS)",
@@ -257,7 +257,7 @@ std::vector<KnobDef> make_table() {
                      c.family.frames = static_cast<int>(parse_int(v, "--family-frames", 1, 1000));
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.family.frames); },
-                 Facts("pipeline")});
+                 Facts("pipeline").tune(2, {"4", "16"})});
     t.push_back({"family-temp", "", "family", "",
                  "Pocket TTS kits: noise temperature of the flow step, 0 = the model variant's (english 0.3, else "
                  "0.7); Qwen3-TTS kits: the talker's sampling temperature, 0 = 0.8. Loaded with the engines",

@@ -11,6 +11,7 @@
 #include "core/elapsed.h"
 #include "core/error.h"
 #include "core/parse.h"
+#include "speak/family.h"
 #include "speak/knobs.h"
 
 namespace rtf::tune {
@@ -35,11 +36,11 @@ std::vector<double> values_of(const ConfigResult &r, const std::string &metric) 
 double stage_share(const ConfigResult &r, const std::string &stage) {
     if (stage.empty()) return 1.0;  // acts on the whole path
     double sum = 0, mine = 0;
-    for (const char *s : {"llm", "tts", "t2w"}) {
-        const double v = median_of(r, std::string("rtf_stage.") + s);
-        if (!std::isfinite(v)) continue;
-        sum += v;
-        if (stage == s) mine = v;
+    const std::string prefix = "rtf_stage.";  // llm, tts, t2w; a family kit's gen, decoder
+    for (const auto &[m, st] : r.summary) {
+        if (m.rfind(prefix, 0) != 0 || st.n == 0 || !std::isfinite(st.median)) continue;
+        sum += st.median;
+        if (m.compare(prefix.size(), std::string::npos, stage) == 0) mine = st.median;
     }
     return sum > 0 ? mine / sum : 0.0;
 }
@@ -71,8 +72,9 @@ TuneCandidate TuneCandidate::parse(const std::string &text, const std::string &w
     if (c2 != std::string::npos) {
         c.stage = trim(rest.substr(c2 + 1));
         rest = rest.substr(0, c2);
-        if (c.stage != "llm" && c.stage != "tts" && c.stage != "t2w" && !c.stage.empty())
-            throw_usage(what + ": stage '" + c.stage + "' is not llm, tts or t2w");
+        if (c.stage != "llm" && c.stage != "tts" && c.stage != "t2w" && c.stage != "gen" && c.stage != "decoder" &&
+            !c.stage.empty())
+            throw_usage(what + ": stage '" + c.stage + "' is not llm, tts, t2w (MiniCPM-o) or gen, decoder (other families)");
     }
     c.value = trim(rest);
     if (c.knob.empty()) throw_usage(what + ": '" + text + "' has an empty knob name");
@@ -205,7 +207,8 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
     return r;
 }
 
-std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
+std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus, const std::string &family) {
+    const bool other_family = family != "minicpmo45";
     // Every candidate comes from the knob table's facts (KnobFacts::tune_layer, tune_values):
     // a knob is tuned iff its row says so; the symbolic values are resolved for this machine.
     auto resolve = [n_cpus](const std::string &v) -> std::optional<std::string> {
@@ -218,6 +221,7 @@ std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
     for (int layer = 0; layer < static_cast<int>(std::size(kTuneLayers)); ++layer) {
         for (const auto &k : speak::knob_table()) {
             if (k.facts.tune_layer != layer) continue;
+            if (other_family ? !speak::family_reads_knob(k.name) : k.group == "family") continue;
             for (const auto &sym : k.facts.tune_values) {
                 const auto value = resolve(sym);
                 if (!value) continue;
@@ -226,8 +230,9 @@ std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus) {
                 bool dup = false;  // e.g. n_cpus / 2 == 1 on 2 CPUs
                 for (const auto &c : v) dup = dup || (c.knob == k.name && c.value == *value);
                 if (dup) continue;
-                v.push_back({layer, k.name, *value, k.facts.stage == "pipeline" || k.facts.stage == "run" ? "" : k.facts.stage,
-                             k.changes_math});
+                std::string stage = k.facts.stage == "pipeline" || k.facts.stage == "run" ? "" : k.facts.stage;
+                if (other_family && !stage.empty()) stage = stage == "tts" ? "gen" : "decoder";  // family.h's stages
+                v.push_back({layer, k.name, *value, stage, k.changes_math});
             }
         }
     }

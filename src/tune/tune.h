@@ -105,8 +105,11 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
 // speak knob table has a tuner layer, with its candidate values (KnobFacts; today placement:
 // threads per stage and CPU sets; types: LM weights and KV caches, Token2Wav compute types;
 // pipeline: schedule and queue depths; runtime: flash attention), layer by layer in table
-// order. Values equal to `base`'s, and values this build cannot run, are left out.
-std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus);
+// order. Values equal to `base`'s, and values this build cannot run, are left out. `family`
+// (the kit's, speak/kit.h): a family other than minicpmo45 gets only the knobs its stages read
+// (speak::family_reads_knob: the gen stage's threads and CPUs, the decoder's, d1, the chunk
+// sizes family-first-frames / family-frames); minicpmo45 gets none of the family-* knobs.
+std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus, const std::string &family = "minicpmo45");
 
 nlohmann::json to_json(const TuneResult &r);
 // tuned.json: {"knob": "value", ...} of the kept changes (rtf speak/bench/demo --config).

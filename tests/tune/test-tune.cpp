@@ -13,6 +13,7 @@
 #include "bench/workload.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
+#include "speak/family.h"
 #include "speak/knobs.h"
 
 using namespace rtf;
@@ -108,4 +109,22 @@ TEST(Tune, SpeakCandidatesComeFromTheKnobTable) {
         EXPECT_GE(x.layer, last_layer);
         last_layer = x.layer;
     }
+}
+
+// A family kit (speak/family.h) is offered only the knobs its two stages read, on their stage
+// names (gen, decoder); a MiniCPM-o kit none of the family-* knobs.
+TEST(Tune, FamilyKitsGetTheirOwnCandidates) {
+    std::set<std::string> fam, mini;
+    for (const auto &x : speak_candidates({}, 2, "pocket-tts")) {
+        fam.insert(x.knob);
+        EXPECT_TRUE(speak::family_reads_knob(x.knob)) << x.knob;
+        EXPECT_TRUE(x.stage.empty() || x.stage == "gen" || x.stage == "decoder") << x.knob << " on " << x.stage;
+    }
+    for (const auto &x : speak_candidates({}, 2)) mini.insert(x.knob);
+    EXPECT_TRUE(fam.count("family-first-frames") && fam.count("family-frames") && fam.count("tts-threads") &&
+                fam.count("t2w-threads-voc"));
+    EXPECT_FALSE(fam.count("llm-threads") || fam.count("tts-weight-type") || fam.count("t2w-type-t2m") || fam.count("d2"));
+    EXPECT_FALSE(mini.count("family-first-frames") || mini.count("family-frames"));
+    EXPECT_TRUE(mini.count("llm-threads"));
+    EXPECT_EQ(TuneCandidate::parse("pipeline:family-frames=4:decoder", "--candidate").stage, "decoder");
 }
