@@ -74,8 +74,8 @@ std::vector<float> helper_pcm(const std::string &bb, const std::string &mm, cons
     in.speaker_ref = voice;
     in.prompt = text.c_str();
     in.prompt_len = text.size();
-    in.top_k = 50;
-    in.top_p = 1.0f;
+    in.top_k = 40;  // llama-tts's sampling top-k / top-p, which it hands to the predictor (Qwen3Config's defaults)
+    in.top_p = 0.95f;
     in.seed = 42;
     in.out_type = MTMD_HELPER_GEN_AUDIO_OUTTYPE_PCM;
     EXPECT_EQ(mtmd_helper_gen_audio_set_input(gen, &in), 0);

@@ -20,6 +20,7 @@ void Qwen3Config::validate() const {
     if (mmproj_path.empty()) throw_usage("qwen3-tts: the mmproj file (mmproj-qwen3-tts.gguf) is required");
     if (!(temp > 0 && temp <= 10)) throw_usage("qwen3-tts: temp must be in (0, 10]");
     if (top_k < 0 || predictor_top_k < 0 || max_frames < 0) throw_usage("qwen3-tts: top-k and max_frames must be >= 0");
+    if (penalty_last_n < -1) throw_usage("qwen3-tts: penalty_last_n must be -1 (the utterance), 0 (off) or > 0");
     if (!speaker_file.empty() && !std::filesystem::is_regular_file(speaker_file))
         throw_usage("--speaker-file: no such file: " + speaker_file);
     placement.validate("backbone");
@@ -69,7 +70,10 @@ Qwen3Generator::Qwen3Generator(const Qwen3Config &cfg) : cfg_(cfg) {
     llama_sampler *c = llama_sampler_chain_init(llama_sampler_chain_default_params());
     const int32_t n_vocab = llama_vocab_n_tokens(v);
     if (!bias.empty()) llama_sampler_chain_add(c, llama_sampler_init_logit_bias(n_vocab, static_cast<int32_t>(bias.size()), bias.data()));
-    llama_sampler_chain_add(c, llama_sampler_init_penalties(n_vocab, static_cast<int32_t>(cfg_.placement.n_ctx), cfg_.repeat_penalty, 0.0f, 0.0f));
+    if (cfg_.penalty_last_n != 0) {
+        const int32_t last_n = cfg_.penalty_last_n < 0 ? static_cast<int32_t>(cfg_.placement.n_ctx) : cfg_.penalty_last_n;
+        llama_sampler_chain_add(c, llama_sampler_init_penalties(n_vocab, last_n, cfg_.repeat_penalty, 0.0f, 0.0f));
+    }
     if (cfg_.top_k > 0) llama_sampler_chain_add(c, llama_sampler_init_top_k(cfg_.top_k));
     llama_sampler_chain_add(c, llama_sampler_init_top_p(cfg_.top_p, 1));
     llama_sampler_chain_add(c, llama_sampler_init_min_p(cfg_.min_p, 1));

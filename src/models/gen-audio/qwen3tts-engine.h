@@ -44,10 +44,15 @@ struct Qwen3Config {
     std::string language = "english";  // <|codec_language_NAME|>
     std::string speaker_file;   // reference voice (WAV/MP3/FLAC, resampled to 24 kHz); "" = the model's own
     // The talker's sampler (llama-tts's defaults): repetition penalty over the utterance, top-k,
-    // top-p, min-p, temperature; the code predictor's own top-k / top-p (0 = the model's 50 / 1.0).
+    // top-p, min-p, temperature; the code predictor's top-k / top-p: llama-tts hands it its own
+    // sampling top-k / top-p (40 / 0.95), so we do (0 = libmtmd's model default, 50 / 1.0).
+    // The penalty's window: llama-tts asks for 1.05 over "-1 = the whole history", which
+    // libllama's penalties sampler clamps to 0 = off (llama_sampler_init_penalties), so by
+    // default it is off here too; -1 here means the utterance, n > 0 the last n codes.
     float repeat_penalty = 1.05f, top_p = 0.95f, min_p = 0.05f, temp = 0.8f;
-    int top_k = 40, predictor_top_k = 0;
-    float predictor_top_p = 0;
+    int penalty_last_n = 0;
+    int top_k = 40, predictor_top_k = 40;
+    float predictor_top_p = 0.95f;
     int max_frames = 0;         // 0 = until EOS (at most the context)
     void validate() const;
 };
