@@ -60,10 +60,8 @@ int run_tune(const TuneOptions &o) {
     // The speak workload's base is checked before any trial (a missing input or a bad knob is a
     // usage error, not a failed trial each), and its kit's family chooses the candidates.
     std::string family = "minicpmo45";
-    if (workload == "speak") {
-        const speak::SpeakConfig sc = bench::speak_config(base);
-        family = speak::resolve_kit(sc.models_dir, false).family;
-    }
+    if (workload == "speak" && !o.list_only) family = speak::resolve_kit(bench::speak_config(base).models_dir, false).family;
+    else if (workload == "speak" && !o.models.empty()) family = speak::resolve_kit(o.models, false).family;
     std::vector<tune::TuneCandidate> cands;
     for (const auto &c : o.candidates) cands.push_back(tune::TuneCandidate::parse(c, "--candidate"));
     if (cands.empty()) {

@@ -45,11 +45,11 @@ assert [s["stage"] for s in st] == ["gen", "decoder"], st
 assert all(s["unit"] == "frame" and s["units_per_audio_s"] == 12.5 and s["flops_per_unit"] > 0 for s in st), st
 PY
 # rtf tune on the kit: the family's own candidates (its stages gen / decoder, the chunk sizes), one A/B run end to end
-expect_rc 0 'family-first-frames=1 +stage all' -- tune --models "$K" --set text=hi --list
-expect_rc 0 'workload speak \(family pocket-tts\)' -- tune --models "$K" --set text=hi --list
+expect_rc 0 'family-first-frames=1 +stage all' -- tune --models "$K" --list
+expect_rc 0 'workload speak \(family pocket-tts\)' -- tune --models "$K" --list
 expect_rc 0 'wrote .*tuned.json' -- tune --models "$K" --set 'text=Hello world.' --candidate pipeline:family-frames=4 \
   --runs 3 --warmup 0 --no-history -o "$TMP/tuned.json"
-expect_rc 1 'give the input' -- tune --models "$K" --list
+expect_rc 1 'give the input' -- tune --models "$K" --runs 3
 # errors: named, no crash
 expect_rc 1 'TTS without an LLM.*--text' -- speak --models "$K" -p "Hello" -o "$TMP/e.wav"
 expect_rc 1 'speaker-file.*no such file' -- speak --models "$K" --text hi --speaker-file /nonexistent.wav -o "$TMP/e.wav"
