@@ -1,33 +1,46 @@
 #pragma once
-// The family seam: a speech family whose engines are not MiniCPM-o 4.5's three (LLM -> TTS ->
-// Token2Wav) plugs into the same speak path through this interface. load_engines() loads one
-// when the kit says its family (kit.h), and speak() runs the stages it makes through the same
-// pipeline, sink, metrics and result as MiniCPM-o's: rtf speak, rtf demo and everything that
-// reads a SpeakResult work unchanged.
+// The family seam: every speech family plugs into the speak path through one shape, a
+// FamilyRun per utterance: its stages (source first), the request's input, and optional hooks
+// around the pipeline. speak() (speak.h) runs any FamilyRun through the same pipeline, sink,
+// metrics and result:
 //
-//   auto fam = load_family(kit, cfg);          // seconds; reused by every utterance
-//   FamilyRun run = fam->stages(cfg);          // this utterance's stages, source first
-//   run_pipeline(run.pointers(), request, sink, cfg.pipeline);
-//   fam->engines_json();                       // load times, engine timings (SpeakResult::engines)
+//   FamilyRun run = minicpmo45_run(engines, cfg, on_text);   // MiniCPM-o 4.5 (minicpmo45-run.h)
+//   FamilyRun run = engines.family->stages(cfg);             // another family (FamilyEngines)
+//   run_pipeline(run.pointers(), {input}, run.wrap_sink(sink), cfg.pipeline); run.finish(result);
 //
-// A family's stages follow pipeline/stage.h: the source takes the request item (text =
-// what to speak) and emits units (codes, latents); the last emits PCM items at sample_rate().
-// Families today: "pocket-tts" (speak/pocket-stages.h), "qwen3-tts" (speak/qwen3-stages.h). MiniCPM-o 4.5 keeps its own path in
-// speak.cpp (its text timing, voices, first-audio priority and decode batching are its own).
+// Implementations: MiniCPM-o 4.5 (speak/minicpmo45-run.h: LLM -> TTS -> Token2Wav, its text
+// timing, voices, first-audio priority, speed and decode batching; its engines live in Engines),
+// "pocket-tts" (speak/pocket-stages.h) and "qwen3-tts" (speak/qwen3-stages.h), whose engines
+// load through FamilyEngines below (load_engines() does it when the kit says its family, kit.h).
+//
+// A family's stages follow pipeline/stage.h: the source takes the request item (text = what to
+// speak) and emits units (codes, latents); the last emits PCM items at its sample rate.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/pipeline.h"
 #include "pipeline/stage.h"
 #include "speak/kit.h"
 #include "speak/speak-config.h"
 
 namespace rtf::speak {
 
+struct SpeakResult;
+
 struct FamilyRun {
     std::vector<std::unique_ptr<pipe::Stage>> stages;  // source first
+    std::string input;                                 // the request item's text
+    // Optional hooks (empty: chunks go to the caller's sink as they are; nothing added):
+    // the sink the pipeline feeds, made from the one the caller gives (MiniCPM-o: text timing
+    // and time-stretch on the way out), and after the pipeline the family's result fields
+    // (and what it still owes that sink: the stretch's tail).
+    std::function<pipe::Sink(const pipe::Sink &out)> wrap_sink;
+    std::function<void(SpeakResult &r)> finish;
+    std::shared_ptr<void> state;                       // what the stages and hooks share, kept alive for the run
     std::vector<pipe::Stage *> pointers() const {
         std::vector<pipe::Stage *> p;
         for (const auto &s : stages) p.push_back(s.get());

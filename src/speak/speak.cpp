@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <mutex>
-#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/elapsed.h"
 #include "core/error.h"
-#include "core/time-stretch.h"
-#include "speak/speak-stages.h"
+#include "speak/minicpmo45-run.h"
 
 namespace rtf::speak {
 
@@ -96,169 +93,63 @@ int64_t twin_text_cap(const SpeakConfig &cfg, bool kit_is_twin) {
 
 namespace {
 
-// One utterance of a family other than MiniCPM-o 4.5 (family.h): its stages, the same sink,
-// metrics and result.
-SpeakResult speak_family(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink) {
+// A kit of another family (FamilyEngines): its stages, and its result fields after the run.
+FamilyRun family_engines_run(Engines &engines, const SpeakConfig &cfg) {
     if (cfg.speed != 1.0) throw_setting("speed", "time-stretching is MiniCPM-o 4.5's only so far (family " + engines.kit.family + ")");
     if (!cfg.prompt.empty())
         throw_usage("kit " + engines.kit.dir + " (family " + engines.kit.family +
                     ") is a TTS without an LLM: give the text to speak with --text or --text-file, not -p/--prompt");
     FamilyRun run = engines.family->stages(cfg);
-    pipe::PipelineConfig pc = cfg.pipeline;
-    const size_t n_queues = run.stages.size() - 1;
-    if (pc.depths.size() > n_queues) pc.depths.resize(n_queues);
-    SpeakResult r;
-    r.sample_rate = engines.family->sample_rate();
-    pipe::Item request;
-    request.text = cfg.text;
-    int64_t n_chunks = 0, n_samples = 0;
-    auto counting_sink = [&](const pipe::Item &chunk) {
-        ++n_chunks;
-        n_samples += static_cast<int64_t>(chunk.pcm.size());
-        sink(chunk);
+    run.input = cfg.text;
+    FamilyEngines *fam = engines.family.get();
+    const Kit *kit = &engines.kit;
+    const std::string voice = cfg.family.speaker_file.empty() ? "default" : cfg.family.speaker_file;
+    const std::string text = cfg.text;
+    run.finish = [fam, kit, voice, text](SpeakResult &r) {
+        r.sample_rate = fam->sample_rate();
+        r.reply_text = text;
+        r.llm_stop = "text";
+        r.voice = voice;
+        r.speed = 1.0;
+        r.first_audio.first_audio_ms = r.run.metrics.first_audio_ms;
+        r.engines = fam->engines_json();
+        r.engines["kit"] = kit->to_json();
+        r.engines["load_ms"] = {{"family", fam->load_ms()}};
+        r.family_units = fam->n_units();
+        r.family_text_tokens = fam->n_text_tokens();
     };
-    r.run = pipe::run_pipeline(run.pointers(), std::move(request), counting_sink, pc);
-    r.config = cfg.to_json();
-    r.reply_text = cfg.text;
-    r.llm_stop = "text";
-    r.n_chunks = n_chunks;
-    r.n_samples = n_samples;
-    r.n_samples_out = n_samples;
-    r.voice = cfg.family.speaker_file.empty() ? "default" : cfg.family.speaker_file;
-    r.speed = 1.0;
-    r.first_audio.first_audio_ms = r.run.metrics.first_audio_ms;
-    r.family = engines.kit.family;
-    r.engines = engines.family->engines_json();
-    r.engines["kit"] = engines.kit.to_json();
-    r.engines["load_ms"] = {{"family", engines.family->load_ms()}};
-    r.family_units = engines.family->n_units();
-    r.family_text_tokens = engines.family->n_text_tokens();
-    return r;
+    return run;
 }
 
 }  // namespace
 
 SpeakResult speak(Engines &engines, const SpeakConfig &cfg, const pipe::Sink &sink, const TextSink &on_text) {
-    if (engines.family) return speak_family(engines, cfg, sink);
-    SpeakShared shared;
-    int64_t max_codes = cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * kCodesPerSecond)) : 0;
-    const int64_t text_cap = twin_text_cap(cfg, engines.kit.is_twin);
-    bool rebuilt = false;
-    if (!engines.t2w_stream || engines.t2w_stream->config().to_json() != cfg.t2w.to_json()) {
-        engines.t2w_stream = std::make_unique<t2w::T2wStream>(*engines.t2w, cfg.t2w);
-        engines.t2w_stream->warm();
-        rebuilt = true;
-    }
-    // The voice: loaded once per engine set family (VoiceSet), uploaded when it changes.
-    const std::string voice = cfg.voice.empty() ? "default" : cfg.voice;
-    double voice_ms = 0;
-    if (!engines.t2w_stream->voice() || engines.t2w_stream->voice()->name != voice) {
-        const auto tv = std::chrono::steady_clock::now();
-        engines.t2w_stream->set_voice(engines.voices->get(voice));
-        voice_ms = ms_since(tv);
-    }
-    const int64_t graphs_before = engines.t2w_stream->graphs_built();
-    shared.clock = cfg.pipeline.clock ? cfg.pipeline.clock : &prof::default_clock();
-    // Codes Token2Wav's first window waits for (its tokens minus the lead silence); the TTS
-    // hands them on as its first chunk when that is fewer than a chunk.
-    shared.window_codes = std::max(1, cfg.t2w.first_window - cfg.t2w.leading_silence);
-    shared.first_audio_priority = cfg.first_audio_priority;
-    shared.wait_max_ms = cfg.first_audio_wait_max_ms;
-    shared.cancel = cfg.pipeline.cancel;
-    // A batched engine left interrupted by a cancelled utterance (Stage::interrupt) decodes again.
-    engines.llm->resume_decode();
-    engines.tts->resume_decode();
-    const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
-    LlmStage llm(stage_spec("llm", cfg.llm.placement.threads(), cfg.place_llm, cfg.llm.placement.device), *engines.llm,
-                 !cfg.text.empty(), shared, text_cap);
-    TtsStage tts(stage_spec("tts", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *engines.tts,
-                 max_codes, shared, first_chunk);
-    T2wStage t2w(stage_spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w_stream, shared);
-
-    SpeakResult r;
-    pipe::Item request;
-    request.text = cfg.text.empty() ? cfg.prompt : cfg.text;
+    // Every family through one shape (family.h): its stages, the input, hooks around the pipeline.
+    FamilyRun run = engines.family ? family_engines_run(engines, cfg) : minicpmo45_run(engines, cfg, on_text);
+    pipe::PipelineConfig pc = cfg.pipeline;
+    const size_t n_queues = run.stages.size() - 1;
+    if (pc.depths.size() > n_queues) pc.depths.resize(n_queues);
     int64_t n_chunks = 0, n_samples = 0, n_out = 0;
-    // Text timing: the TTS stage's marks, handed on as the audio that starts them goes out.
-    std::vector<TextTiming> timing;
-    const double samples_per_code = static_cast<double>(t2w::T2wModel::sample_rate()) / kCodesPerSecond;
-    auto text_upto = [&](int64_t samples_end, bool all) {
-        std::vector<TextTiming> ready;
-        {
-            std::lock_guard<std::mutex> l(shared.marks_mu);
-            for (size_t i = timing.size(); i < shared.text_marks.size(); ++i) {
-                const TextMark &m = shared.text_marks[i];
-                TextTiming t{m.text, m.n_tokens, m.first_code,
-                             std::llround(static_cast<double>(m.first_code + cfg.t2w.leading_silence) * samples_per_code / cfg.speed)};
-                if (t.start_sample >= samples_end && !all) break;
-                t.in_audio = t.start_sample < samples_end;
-                ready.push_back(t);
-                timing.push_back(t);
-            }
-        }
-        if (on_text)
-            for (const auto &t : ready) on_text(t);
+    const pipe::Sink out = [&](const pipe::Item &chunk) {  // what the caller receives
+        n_out += static_cast<int64_t>(chunk.pcm.size());
+        sink(chunk);
     };
-    // speed != 1: each chunk time-stretched on its way out (the pipeline's metrics stay the
-    // model's audio); the stretch's tail follows the last chunk.
-    std::optional<TimeStretch> stretch;
-    if (cfg.speed != 1.0) stretch.emplace(cfg.speed, t2w::T2wModel::sample_rate());
-    auto counting_sink = [&](const pipe::Item &chunk) {
+    const pipe::Sink family_sink = run.wrap_sink ? run.wrap_sink(out) : out;
+    auto counting_sink = [&](const pipe::Item &chunk) {  // what the pipeline makes
         ++n_chunks;
         n_samples += static_cast<int64_t>(chunk.pcm.size());
-        if (!stretch) {
-            n_out += static_cast<int64_t>(chunk.pcm.size());
-            text_upto(n_out, false);
-            sink(chunk);
-            return;
-        }
-        pipe::Item out = chunk;
-        out.last = false;  // the stretch's tail, after the pipeline, is the last chunk
-        out.pcm = stretch->push(chunk.pcm.data(), chunk.pcm.size());
-        if (out.pcm.empty()) return;  // Sonic still holds these samples (a pitch period or two)
-        out.audio_ms = 1000.0 * static_cast<double>(out.pcm.size()) / t2w::T2wModel::sample_rate();
-        n_out += static_cast<int64_t>(out.pcm.size());
-        text_upto(n_out, false);
-        sink(out);
+        family_sink(chunk);
     };
-    r.run = pipe::run_pipeline({&llm, &tts, &t2w}, std::move(request), counting_sink, cfg.pipeline);
-    if (stretch && !r.run.cancelled) {
-        pipe::Item tail;
-        tail.pcm = stretch->finish();
-        tail.sample_rate = t2w::T2wModel::sample_rate();
-        tail.audio_ms = 1000.0 * static_cast<double>(tail.pcm.size()) / tail.sample_rate;
-        tail.last = true;
-        n_out += static_cast<int64_t>(tail.pcm.size());
-        text_upto(n_out, false);
-        sink(tail);  // even empty: it carries the one final marker
-    }
-    text_upto(n_out, true);  // text whose codes never came (cut by the cap), or a cancelled run's rest
+    pipe::Item request;
+    request.text = run.input;
+    SpeakResult r;
+    r.family = engines.kit.family;
+    r.run = pipe::run_pipeline(run.pointers(), std::move(request), counting_sink, pc);
     r.config = cfg.to_json();
-    r.text_tokens = std::move(shared.text_tokens);
-    r.audio_codes = std::move(shared.audio_codes);
-    r.reply_text = std::move(shared.reply_text);
-    r.llm_stop = shared.llm_stop;
-    r.twin_text_cap = text_cap;
+    if (run.finish) run.finish(r);
     r.n_chunks = n_chunks;
     r.n_samples = n_samples;
     r.n_samples_out = n_out;
-    r.voice = voice;
-    r.voice_switch_ms = voice_ms;
-    r.speed = cfg.speed;
-    r.text_timing = std::move(timing);
-    r.first_audio = first_audio_breakdown(shared.marks, r.run.record.clock_origin_ms, r.run.metrics.first_audio_ms,
-                                          shared.window_codes);
-    r.first_audio.priority_timeouts = shared.priority_timeouts.load();
-    r.t2w_graphs_built = engines.t2w_stream->graphs_built() - graphs_before;
-    r.t2w_rebuilt = rebuilt;
-    r.engines = {{"kit", engines.kit.to_json()},
-                 {"load_ms", {{"llm", engines.load_ms_llm}, {"tts", engines.load_ms_tts}, {"t2w", engines.load_ms_t2w}}},
-                 {"warm_ms_t2w", engines.warm_ms_t2w},
-                 {"t2w_graphs_built_in_run", r.t2w_graphs_built},
-                 {"t2w_rebuilt", rebuilt},
-                 {"llm", engines.llm->timings().to_json()},
-                 {"tts", engines.tts->timings().to_json()},
-                 {"t2w_windows", shared.t2w_windows}};
     return r;
 }
 
