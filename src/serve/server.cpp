@@ -325,19 +325,26 @@ void Server::reply_error(httplib::Response &res, int status, const std::string &
 }
 
 std::vector<std::string> Server::voice_names() const {
-    if (!slots_.front()->voices) return {"default"};  // a family kit: the speaker given at load
+    if (!slots_.front()->voices) {  // a family kit: the speaker given at load, and its voices/NAME.wav
+        std::vector<std::string> n{"default"};
+        for (const auto &v : slots_.front()->kit.voices) n.push_back(v.first);
+        return n;
+    }
     return slots_.front()->voices->names();
 }
 
 json Server::voices_json() const {
     if (!slots_.front()->voices) {
         const std::string spk = base_.family.speaker_file;
-        return {{"voices", json::array({{{"name", "default"}, {"path", spk}}})},
+        json list = json::array({{{"name", "default"}, {"path", spk}}});
+        for (const auto &[name, path] : slots_.front()->kit.voices) list.push_back({{"name", name}, {"path", path}});
+        return {{"voices", list},
                 {"openai_aliases", kOpenAiVoices},
                 {"family", slots_.front()->kit.family},
-                {"note", "a " + slots_.front()->kit.family + " kit speaks with one voice per server: the reference recording "
-                         "given at load (--speaker-file" + (spk.empty() ? std::string(": none, the model's own voice)") : " " + spk + ")") +
-                         "; OpenAI's names speak with it"}};
+                {"note", "a " + slots_.front()->kit.family + " kit clones reference recordings: 'default' is the one given at "
+                         "load (--speaker-file" + (spk.empty() ? std::string(": none, the model's own voice)") : " " + spk + ")") +
+                         ", each of the kit's voices/NAME.wav another (encoded once at load); OpenAI's names speak with "
+                         "the default"}};
     }
     const auto &vs = *slots_.front()->voices;
     return {{"voices", vs.to_json()},

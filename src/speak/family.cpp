@@ -14,8 +14,19 @@ std::unique_ptr<FamilyEngines> load_family(const Kit &kit, const SpeakConfig &cf
                 "' in this build (minicpmo45, pocket-tts, qwen3-tts)");
 }
 
+std::string family_voice(const SpeakConfig &cfg, const std::vector<std::string> &loaded) {
+    const std::string voice = cfg.voice.empty() ? "default" : cfg.voice;
+    std::string names;
+    for (const auto &n : loaded) {
+        if (n == voice) return voice;
+        names += (names.empty() ? "" : ", ") + n;
+    }
+    throw_setting("voice", "no voice '" + voice + "' in this kit (" + names + "; a Pocket TTS / Qwen3-TTS kit's voices are "
+                           "its voices/NAME.wav recordings, and default)");
+}
+
 bool family_reads_knob(const std::string &name) {
-    static const char *const kRead[] = {"tts-threads", "tts-threads-batch", "tts-poll", "tts-fa",     "tts-kv-type",
+    static const char *const kRead[] = {"voice", "tts-threads", "tts-threads-batch", "tts-poll", "tts-fa",     "tts-kv-type",
                                         "tts-ctx",     "tts-no-mmap",       "tts-cpus", "tts-device", "t2w-threads-voc",
                                         "t2w-cpus",    "d1",                "schedule"};
     if (name.rfind("family-", 0) == 0 || name == "speaker-file") return true;

@@ -70,6 +70,11 @@ public:
 // input, work size and seed. rtf tune offers a family kit only these.
 bool family_reads_knob(const std::string &name);
 
+// The voice an utterance of a family kit speaks with: cfg.voice ("" = "default", the load-time
+// --speaker-file or the model's own) if `loaded` has it (the kit's voices/NAME.wav are loaded
+// with the engines); else rtf::Error(Usage) on --voice naming the loaded ones.
+std::string family_voice(const SpeakConfig &cfg, const std::vector<std::string> &loaded);
+
 // The engines of `kit`'s family (kit.family != "minicpmo45"); throws rtf::Error(Usage) for a
 // family this build has no engines for.
 std::unique_ptr<FamilyEngines> load_family(const Kit &kit, const SpeakConfig &cfg);

@@ -139,6 +139,17 @@ Kit resolve_kit(const std::string &dir, bool check_layouts) {
             gguf::require_layout(k.backbone, gguf::Role::backbone);
             gguf::require_layout(k.mmproj, gguf::Role::mmproj);
         }
+        // Its voices: reference recordings voices/NAME.wav (.mp3, .flac), cloned by the speaker encoder.
+        std::error_code ec;
+        for (const auto &e : fs::directory_iterator(root / "voices", ec)) {
+            const std::string ext = e.path().extension().string(), name = e.path().stem().string();
+            if (!e.is_regular_file() || (ext != ".wav" && ext != ".mp3" && ext != ".flac")) continue;
+            if (!t2w::valid_voice_name(name))
+                throw_usage("kit " + dir + ": voices/" + e.path().filename().string() +
+                            ": not a voice name (1-32 of a-z, 0-9, '_', '-'; not 'default')");
+            k.voices.emplace_back(name, e.path().string());
+        }
+        std::sort(k.voices.begin(), k.voices.end());
         return k;
     }
     if (k.llm.empty()) k.llm = find_gguf(root, "MiniCPM-o-4_5-", "");

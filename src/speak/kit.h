@@ -12,6 +12,9 @@
 //                                                  twin-b): prompt caches of the default's shapes
 //   DIR/rtf-kit.json                               (twins only) what `rtf twin` wrote
 //
+// A Pocket TTS / Qwen3-TTS kit: DIR/{pocket-tts,qwen3-tts}.gguf + DIR/mmproj-<same>.gguf, and
+// DIR/voices/NAME.wav (.mp3, .flac): reference recordings to clone (optional).
+//
 // resolve_kit() finds the files (rtf-kit.json first, else by the reference's names) and
 // checks every one against its layout table (models/gguf), so a bad kit fails before any
 // weight is loaded, with the file and tensor named.
@@ -25,8 +28,8 @@ namespace rtf::speak {
 
 struct Kit {
     std::string dir;
-    // The speech family: "minicpmo45" (the files above) or "pocket-tts" (DIR/pocket-tts.gguf +
-    // DIR/mmproj-pocket-tts.gguf: `backbone` and `mmproj` below; the MiniCPM-o paths stay empty).
+    // The speech family: "minicpmo45" (the files above), "pocket-tts" or "qwen3-tts" (the two
+    // files: `backbone` and `mmproj` below; the MiniCPM-o paths stay empty).
     // Found from rtf-kit.json's "family", else from the files present.
     std::string family = "minicpmo45";
     std::string backbone, mmproj;
@@ -37,7 +40,8 @@ struct Kit {
     std::string apm;        // path of the audio encoder GGUF; "" when the kit has none (not checked
                             // here: the speak path does not need it; models/apm checks it on load)
     // The kit's voices besides "default" (token2wav-gguf/prompt_cache.gguf): name -> path of
-    // voices/NAME/prompt_cache.gguf, sorted by name.
+    // voices/NAME/prompt_cache.gguf, sorted by name. A Pocket TTS / Qwen3-TTS kit: name -> a
+    // reference recording voices/NAME.wav (.mp3, .flac) its speaker encoder clones.
     std::vector<std::pair<std::string, std::string>> voices;
     bool is_twin = false;   // rtf-kit.json present: random weights, noise audio
     nlohmann::json twin;    // rtf-kit.json's content when is_twin

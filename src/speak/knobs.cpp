@@ -219,7 +219,8 @@ std::vector<KnobDef> make_table() {
     // ---- voice and speed (per utterance)
     t.push_back({"voice", "", "t2w", "",
                  "The voice: default = the kit's token2wav-gguf/prompt_cache.gguf, or a name under the kit's voices/ "
-                 "(a prompt cache each; `rtf serve` lists them at GET /v1/audio/voices)",
+                 "(a prompt cache each; `rtf serve` lists them at GET /v1/audio/voices); Pocket TTS / Qwen3-TTS kits: "
+                 "default = --speaker-file (or the model's own), NAME = the kit's voices/NAME.wav",
                  {}, false, false, false, true,
                  [](SpeakConfig &c, const std::string &v) { c.voice = v == "default" ? "" : v; },
                  [](const SpeakConfig &c) { return c.voice.empty() ? std::string("default") : c.voice; },

@@ -21,11 +21,11 @@ constexpr double kFrameMs = 1000.0 * gguf::pockettts::kFrameSamples / gguf::pock
 }  // namespace
 
 PocketGenStage::PocketGenStage(pipe::StageSpec spec, pocket::PocketGenerator &gen, int first_frames, int frames,
-                               int64_t max_frames)
-    : Stage(std::move(spec)), gen_(gen), first_(first_frames), every_(frames), max_frames_(max_frames) {}
+                               int64_t max_frames, std::string voice)
+    : Stage(std::move(spec)), gen_(gen), first_(first_frames), every_(frames), voice_(std::move(voice)), max_frames_(max_frames) {}
 
 void PocketGenStage::process(pipe::Item &&request, pipe::Emitter &out) {
-    gen_.start(request.text);
+    gen_.start(request.text, voice_);
     prof::record("gen.prefill_ms", gen_.timings().prefill_ms);
     const int n_latent = gen_.n_latent();
     pipe::Item item;
@@ -92,6 +92,7 @@ PocketFamily::PocketFamily(const Kit &kit, const SpeakConfig &cfg) {
     c.temp = static_cast<float>(cfg.family.temp);
     c.speaker_file = cfg.family.speaker_file;
     gen_ = std::make_unique<pocket::PocketGenerator>(c);
+    for (const auto &[name, file] : kit.voices) gen_->add_voice(name, file);  // voices/NAME.wav, encoded once
     dec_ = std::make_unique<pocket::MimiDecoder>(*gen_, cfg.t2w.threads_voc);
     load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -100,7 +101,8 @@ FamilyRun PocketFamily::stages(const SpeakConfig &cfg) {
     if (cfg.family.speaker_file != gen_->config().speaker_file)
         throw_setting("speaker-file", "is fixed when the engines load (" +
                                           (gen_->config().speaker_file.empty() ? std::string("none") : gen_->config().speaker_file) +
-                                          "); load them again for another voice");
+                                          "); load them again for another default voice, or name one of the kit's with --voice");
+    const std::string voice = family_voice(cfg, gen_->voice_names());
     const int64_t max_frames =
         cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * 1000.0 / kFrameMs - 1e-9)) : 0;
     dec_->reset_timings();
@@ -108,7 +110,7 @@ FamilyRun PocketFamily::stages(const SpeakConfig &cfg) {
     FamilyRun r;
     r.stages.push_back(std::make_unique<PocketGenStage>(
         stage_spec("gen", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *gen_,
-        cfg.family.first_frames, cfg.family.frames, max_frames));
+        cfg.family.first_frames, cfg.family.frames, max_frames, voice));
     r.stages.push_back(std::make_unique<PocketDecodeStage>(
         stage_spec("decoder", cfg.t2w.threads_voc, cfg.place_t2w, cfg.tts.placement.device), *dec_, gen_->n_latent(),
         gen_->sample_rate()));
@@ -123,6 +125,7 @@ nlohmann::json PocketFamily::engines_json() const {
             {"variant", gen_->variant()},
             {"temp", gen_->temp()},
             {"seed", gen_->config().seed},
+            {"voices", gen_->voice_names()},
             {"n_voice_rows", gen_->n_voice_rows()},
             {"n_text_chunks", gen_->n_chunks()},
             {"gen", t.to_json()}};

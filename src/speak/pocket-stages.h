@@ -11,6 +11,7 @@
 // The work-size cap (--max-audio-s) stops the generator once that much audio is made.
 // Sub-stage samples (profile/profiler.h): gen.prefill_ms, gen.ms_per_frame, decoder.ms_per_frame.
 #include <memory>
+#include <string>
 
 #include "models/gen-audio/pocket-engine.h"
 #include "pipeline/stage.h"
@@ -21,13 +22,15 @@ namespace rtf::speak {
 class PocketGenStage : public pipe::Stage {
 public:
     static constexpr uint32_t kRestart = 1;  // Item::marks: the decoder restarts before this item
-    PocketGenStage(pipe::StageSpec spec, pocket::PocketGenerator &gen, int first_frames, int frames, int64_t max_frames);
+    PocketGenStage(pipe::StageSpec spec, pocket::PocketGenerator &gen, int first_frames, int frames, int64_t max_frames,
+                   std::string voice = "default");
     void process(pipe::Item &&request, pipe::Emitter &out) override;
     void interrupt() noexcept override {}
 
 private:
     pocket::PocketGenerator &gen_;
     int first_, every_;
+    std::string voice_;
     int64_t max_frames_;
 };
 

@@ -19,12 +19,13 @@ constexpr double kFrameMs = 80.0;  // 1920 samples at 24 kHz
 
 }  // namespace
 
-Qwen3GenStage::Qwen3GenStage(pipe::StageSpec spec, gen_audio::Qwen3Generator &gen, int first_frames, int frames)
-    : Stage(std::move(spec)), gen_(gen), first_(first_frames), every_(frames) {}
+Qwen3GenStage::Qwen3GenStage(pipe::StageSpec spec, gen_audio::Qwen3Generator &gen, int first_frames, int frames,
+                             std::string voice)
+    : Stage(std::move(spec)), gen_(gen), first_(first_frames), every_(frames), voice_(std::move(voice)) {}
 
 void Qwen3GenStage::process(pipe::Item &&request, pipe::Emitter &out) {
     const double t0 = now_ms();
-    gen_.start(request.text);
+    gen_.start(request.text, voice_);
     prof::record("gen.prefill_ms", now_ms() - t0);
     pipe::Item item;
     int want = first_;
@@ -74,6 +75,7 @@ Qwen3Family::Qwen3Family(const Kit &kit, const SpeakConfig &cfg) {
     c.speaker_file = cfg.family.speaker_file;
     if (cfg.family.temp > 0) c.temp = static_cast<float>(cfg.family.temp);
     gen_ = std::make_unique<gen_audio::Qwen3Generator>(c);
+    for (const auto &[name, file] : kit.voices) gen_->add_voice(name, file);  // voices/NAME.wav, encoded once
     dec_ = std::make_unique<gen_audio::Code2Wav>(*gen_, cfg.t2w.threads_voc);
     load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -82,7 +84,8 @@ FamilyRun Qwen3Family::stages(const SpeakConfig &cfg) {
     if (cfg.family.speaker_file != gen_->config().speaker_file)
         throw_setting("speaker-file", "is fixed when the engines load (" +
                                           (gen_->config().speaker_file.empty() ? std::string("none") : gen_->config().speaker_file) +
-                                          "); load them again for another voice");
+                                          "); load them again for another default voice, or name one of the kit's with --voice");
+    const std::string voice = family_voice(cfg, gen_->voice_names());
     dec_->reset();
     FamilyRun r;
     // The frame cap lives in the generator's config: the stage asks for it per utterance.
@@ -90,7 +93,7 @@ FamilyRun Qwen3Family::stages(const SpeakConfig &cfg) {
     gen_->set_max_frames(static_cast<int>(cap));
     r.stages.push_back(std::make_unique<Qwen3GenStage>(
         stage_spec("gen", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *gen_,
-        cfg.family.first_frames, cfg.family.frames));
+        cfg.family.first_frames, cfg.family.frames, voice));
     r.stages.push_back(std::make_unique<Qwen3DecodeStage>(
         stage_spec("decoder", cfg.t2w.threads_voc, cfg.place_t2w, cfg.tts.placement.device), *dec_));
     return r;
@@ -99,6 +102,7 @@ FamilyRun Qwen3Family::stages(const SpeakConfig &cfg) {
 nlohmann::json Qwen3Family::engines_json() const {
     return {{"family", "qwen3-tts"},
             {"seed", gen_->config().seed},
+            {"voices", gen_->voice_names()},
             {"temp", gen_->config().temp},
             {"speaker_file", gen_->config().speaker_file},
             {"voice_ms", gen_->voice_ms()},

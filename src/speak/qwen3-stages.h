@@ -12,6 +12,7 @@
 // frames. --speaker-file: a reference voice, its x-vector encoded once at load (fixed for the engines).
 // Sub-stage samples: gen.prefill_ms, gen.ms_per_frame, decoder.ms_per_frame.
 #include <memory>
+#include <string>
 
 #include "models/gen-audio/qwen3tts-engine.h"
 #include "pipeline/stage.h"
@@ -21,12 +22,14 @@ namespace rtf::speak {
 
 class Qwen3GenStage : public pipe::Stage {
 public:
-    Qwen3GenStage(pipe::StageSpec spec, gen_audio::Qwen3Generator &gen, int first_frames, int frames);
+    Qwen3GenStage(pipe::StageSpec spec, gen_audio::Qwen3Generator &gen, int first_frames, int frames,
+                  std::string voice = "default");
     void process(pipe::Item &&request, pipe::Emitter &out) override;
 
 private:
     gen_audio::Qwen3Generator &gen_;
     int first_, every_;
+    std::string voice_;
 };
 
 class Qwen3DecodeStage : public pipe::Stage {

@@ -2,7 +2,8 @@
 # Pocket TTS end to end on a tiny twin: rtf twin --family pocket-tts, inspect, speak (WAV + JSON
 # that says its family, frames and the knobs), demo --family pocket-tts, the family knobs, and
 # the clear errors (a prompt for a TTS without an LLM, a missing speaker file, the commands
-# that take MiniCPM-o kits only). About 10 s.
+# that take MiniCPM-o kits only), tune's family candidates, a kit voice (voices/NAME.wav) by
+# name in speak and serve. About 25 s.
 source "$(dirname "$0")/lib.sh"
 check() {  # check <description> <python over sys.argv[1:]>
   local what=$1; shift
@@ -57,14 +58,21 @@ expect_rc 1 'family-first-frames' -- speak --models "$K" --text hi --family-firs
 expect_rc 1 'batch.*pocket-tts kit' -- serve --models "$K" --port 0 --batch on
 expect_rc 1 'pocket-tts kit: rtf lm-bench' -- lm-bench --models "$K"
 expect_rc 1 'unknown family' -- twin --family nope --out "$TMP/x"
+# a kit voice: voices/alt.wav by name is the same as that file given with --speaker-file
+mkdir -p "$K/voices" && cp "$TMP/b.wav" "$K/voices/alt.wav"
+expect_rc 0 '' -- speak --models "$K" --text "hello world" --voice alt -o "$TMP/v1.wav" -q
+expect_rc 0 '' -- speak --models "$K" --text "hello world" --speaker-file "$K/voices/alt.wav" -o "$TMP/v2.wav" -q
+if cmp -s "$TMP/v1.wav" "$TMP/v2.wav"; then echo "ok: --voice alt = --speaker-file voices/alt.wav"; else echo "FAIL: a kit voice differs from its file"; fails=$((fails+1)); fi
+expect_rc 1 "voice.*no voice 'nobody'.*default, alt" -- speak --models "$K" --text hi --voice nobody -o "$TMP/e.wav"
 # rtf serve on the same kit, 127.0.0.1 only: the same endpoints; the streamed PCM equals rtf speak's
 TEXT="hello from the server"
 "$RTF" speak --models "$K" --text "$TEXT" --max-audio-s 2 -q -o - >"$TMP/ref.pcm" 2>/dev/null || echo "FAIL: reference pcm"
+"$RTF" speak --models "$K" --text "$TEXT" --max-audio-s 2 --voice alt -q -o - >"$TMP/alt.pcm" 2>/dev/null || echo "FAIL: alt pcm"
 if serve_start --models "$K" --max-streams 2 --max-audio-s 2; then
-  check "serve: /health and /v1/audio/voices say the family; speech (twice at once) = rtf speak's PCM; a prompt is a 400" \
-    "$PORT" "$TMP/ref.pcm" "$TEXT" <<'PY'
+  check "serve: /health and /v1/audio/voices say the family; speech (twice at once) = rtf speak's PCM; voice alt; a prompt is a 400" \
+    "$PORT" "$TMP/ref.pcm" "$TEXT" "$TMP/alt.pcm" <<'PY'
 import http.client, json, sys, threading
-port, ref, text = int(sys.argv[1]), open(sys.argv[2], "rb").read(), sys.argv[3]
+port, ref, text, alt = int(sys.argv[1]), open(sys.argv[2], "rb").read(), sys.argv[3], open(sys.argv[4], "rb").read()
 def req(method, path, body=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     c.request(method, path, body=body, headers={"Content-Type": "application/json"})
@@ -72,13 +80,17 @@ def req(method, path, body=None):
 st, h = req("GET", "/health"); h = json.loads(h)
 assert st == 200 and h["family"] == "pocket-tts", h
 st, v = req("GET", "/v1/audio/voices"); v = json.loads(v)
-assert st == 200 and v["family"] == "pocket-tts" and [x["name"] for x in v["voices"]] == ["default"], v
+assert st == 200 and v["family"] == "pocket-tts" and [x["name"] for x in v["voices"]] == ["default", "alt"], v
 out = [None, None]
 def one(i): out[i] = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": text, "response_format": "pcm"}))
 ts = [threading.Thread(target=one, args=(i,)) for i in range(2)]
 [t.start() for t in ts]; [t.join(90) for t in ts]
 for st, pcm in out:
     assert st == 200 and len(ref) > 0 and pcm == ref, (st, len(pcm), len(ref))
+st, pcm = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": text, "voice": "alt", "response_format": "pcm"}))
+assert st == 200 and len(alt) > 0 and pcm == alt and pcm != ref, (st, len(pcm), len(alt))
+st, e = req("POST", "/v1/audio/speech", json.dumps({"model": "rtf", "input": text, "voice": "nobody"}))
+assert st == 400 and b"alt" in e, (st, e[:200])
 st, e = req("POST", "/v1/speak", json.dumps({"prompt": "Hello"}))
 assert st == 400 and b"text" in e, (st, e[:200])
 PY

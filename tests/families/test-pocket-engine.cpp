@@ -143,8 +143,8 @@ std::vector<float> reference_pcm(const PocketConfig &c, const std::string &text)
 // Ours: frames decoded `first` at first, then `every` at a time (the decoder restarting where a
 // new text chunk starts, as the reference does).
 std::vector<float> our_pcm(PocketGenerator &gen, MimiDecoder &dec, const std::string &text, size_t first, size_t every,
-                           int64_t *n_frames = nullptr) {
-    gen.start(text);
+                           int64_t *n_frames = nullptr, const std::string &voice = "default") {
+    gen.start(text, voice);
     dec.reset();
     std::vector<float> pcm, buf;
     size_t want = first;
@@ -225,6 +225,21 @@ TEST(PocketEngine, LongTextInChunksAndAVoiceEqualTheHelper) {
     const auto ref = reference_pcm(c, kLong);
     ASSERT_EQ(ours.size(), ref.size());
     EXPECT_EQ(std::memcmp(ours.data(), ref.data(), ref.size() * sizeof(float)), 0) << "SNR " << snr_db(ref, ours) << " dB";
+
+    // The same file as a named voice on engines loaded without one (a kit's voices/NAME.wav):
+    // the same PCM; the default voice after it is the model's own again.
+    PocketConfig plain = config();
+    PocketGenerator g2(plain);
+    g2.add_voice("alt", c.speaker_file);
+    MimiDecoder d2(g2);
+    const auto alt = our_pcm(g2, d2, kLong, 8, 8, nullptr, "alt");
+    ASSERT_EQ(alt.size(), ref.size());
+    EXPECT_EQ(std::memcmp(alt.data(), ref.data(), ref.size() * sizeof(float)), 0);
+    const auto own = our_pcm(g2, d2, kShort, 8, 8);
+    const auto own_ref = reference_pcm(plain, kShort);
+    ASSERT_EQ(own.size(), own_ref.size());
+    EXPECT_EQ(std::memcmp(own.data(), own_ref.data(), own.size() * sizeof(float)), 0);
+    EXPECT_THROW(g2.start(kShort, "nobody"), rtf::Error);
 }
 
 TEST(PocketEngine, StreamedDecodingEqualsOneShotAndRunsRepeat) {

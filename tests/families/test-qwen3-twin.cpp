@@ -217,6 +217,28 @@ TEST(Qwen3Engine, SpeakerReferenceEqualsTheHelper) {
     EXPECT_EQ(std::memcmp(with.data(), ref.data(), ref.size() * sizeof(float)), 0);
     ASSERT_EQ(without.size(), with.size());
     EXPECT_NE(std::memcmp(without.data(), with.data(), with.size() * sizeof(float)), 0);
+    {  // the same file as a named voice (a kit's voices/NAME.wav): the same PCM, and back to the default
+        c.speaker_file.clear();
+        Qwen3Generator gen(c);
+        gen.set_picker(greedy_code0);
+        gen.add_voice("alt", voice);
+        EXPECT_EQ(gen.voice_names(), (std::vector<std::string>{"default", "alt"}));
+        Code2Wav dec(gen);
+        auto speak_with = [&](const std::string &v) {
+            gen.start(text, v);
+            dec.reset();
+            std::vector<int32_t> buf;
+            Qwen3Frame f;
+            while (gen.next(f)) buf.insert(buf.end(), f.codes.begin(), f.codes.end());
+            return dec.decode(buf.data(), buf.size() / 16);
+        };
+        const auto alt = speak_with("alt"), dflt = speak_with("default");
+        ASSERT_EQ(alt.size(), with.size());
+        EXPECT_EQ(std::memcmp(alt.data(), with.data(), with.size() * sizeof(float)), 0);
+        EXPECT_EQ(std::memcmp(dflt.data(), without.data(), without.size() * sizeof(float)), 0);
+        EXPECT_THROW(gen.start(text, "nobody"), rtf::Error);
+        EXPECT_THROW(gen.add_voice("alt", voice), rtf::Error);
+    }
 
     c.speaker_file = dir.file("no-such.wav");
     EXPECT_THROW(Qwen3Generator g(c), rtf::Error);

@@ -83,6 +83,17 @@ std::vector<float> encode_speaker(mtmd_context *m, const std::string &file, int 
     throw_usage("--speaker-file: " + file + " gave no audio to encode");
 }
 
+const std::vector<float> &pick_voice(const std::vector<std::pair<std::string, std::vector<float>>> &voices,
+                                     const std::string &name, const std::string &what) {
+    const std::string want = name.empty() ? "default" : name;
+    std::string known;
+    for (const auto &v : voices) {
+        if (v.first == want) return v.second;
+        known += (known.empty() ? "" : ", ") + v.first;
+    }
+    throw_usage(what + ": no voice '" + want + "' (loaded: " + known + ")");
+}
+
 int64_t tensor_ne0(const std::string &path, const std::string &tensor) {
     const gguf::MappedGguf g(path);
     return g.require(tensor, {}).ne[0];

@@ -5,6 +5,7 @@
 // Errors: rtf::Error(Setup) naming the file; rtf::Error(Usage) for a speaker file that is not audio.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <llama.h>
@@ -26,6 +27,10 @@ int32_t find_token(const llama_vocab *v, const char *text);
 // mmproj's speaker encoder, as llama.cpp's helper does: the rows of its first audio chunk, n_embd
 // floats each (Pocket TTS: one per 80 ms; Qwen3-TTS: one x-vector). `what` names the family.
 std::vector<float> encode_speaker(mtmd_context *m, const std::string &file, int n_embd, const std::string &what);
+// The rows of the voice named `name` among `voices` ("default" first); rtf::Error(Usage) naming
+// the loaded ones when there is none of that name. `what` names the family.
+const std::vector<float> &pick_voice(const std::vector<std::pair<std::string, std::vector<float>>> &voices,
+                                     const std::string &name, const std::string &what);
 // The ne[0] of a tensor in a GGUF (headers only); throws naming the file and tensor when absent.
 int64_t tensor_ne0(const std::string &path, const std::string &tensor);
 

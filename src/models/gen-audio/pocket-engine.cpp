@@ -98,11 +98,10 @@ PocketGenerator::PocketGenerator(const PocketConfig &cfg) : cfg_(cfg) {
     // The speaker's rows: the reference audio through the mimi encoder (one row per 80 ms).
     if (!cfg_.speaker_file.empty()) {
         const auto tv = std::chrono::steady_clock::now();
-        if (tok_bos_voice_ >= 0) push_row(voice_, tok_bos_voice_);
-        const std::vector<float> rows = gen_audio::encode_speaker(mtmd_, cfg_.speaker_file, n_embd_, "pocket-tts");
-        voice_.insert(voice_.end(), rows.begin(), rows.end());
+        voice_ = encode_voice(cfg_.speaker_file);
         timings_.voice_ms = ms_since(tv);
     }
+    voices_.emplace_back("default", voice_);
     timings_.load_ms = ms_since(t0);
 }
 
@@ -239,7 +238,31 @@ void PocketGenerator::prompt_chunk(size_t idx, int pos0) {
     timings_.n_prompt_rows += n;
 }
 
-void PocketGenerator::start(const std::string &text) {
+std::vector<float> PocketGenerator::encode_voice(const std::string &file) const {
+    std::vector<float> rows;
+    if (tok_bos_voice_ >= 0) push_row(rows, tok_bos_voice_);
+    const std::vector<float> v = gen_audio::encode_speaker(mtmd_, file, n_embd_, "pocket-tts");
+    rows.insert(rows.end(), v.begin(), v.end());
+    return rows;
+}
+
+void PocketGenerator::add_voice(const std::string &name, const std::string &file) {
+    if (name.empty() || name == "default") throw_usage("pocket-tts: a voice needs a name other than 'default'");
+    for (const auto &v : voices_)
+        if (v.first == name) throw_usage("pocket-tts: voice '" + name + "' is loaded twice");
+    const auto tv = std::chrono::steady_clock::now();
+    voices_.emplace_back(name, encode_voice(file));
+    timings_.voice_ms += ms_since(tv);
+}
+
+std::vector<std::string> PocketGenerator::voice_names() const {
+    std::vector<std::string> n;
+    for (const auto &v : voices_) n.push_back(v.first);
+    return n;
+}
+
+void PocketGenerator::start(const std::string &text, const std::string &voice) {
+    voice_ = gen_audio::pick_voice(voices_, voice, "pocket-tts");
     const std::string s = prepare_text(text, pack_pad_short_);
     if (s.empty()) throw_usage("pocket-tts: the text to speak is empty");
     const std::vector<int32_t> ids = tokenize(s);
@@ -248,10 +271,10 @@ void PocketGenerator::start(const std::string &text) {
     chunk_ = 0;
     n_tokens_ = static_cast<int64_t>(ids.size());
     frame_index_ = 0;
-    const double load = timings_.load_ms, voice = timings_.voice_ms;
+    const double load_ms = timings_.load_ms, voice_ms = timings_.voice_ms;
     timings_ = PocketTimings{};
-    timings_.load_ms = load;
-    timings_.voice_ms = voice;
+    timings_.load_ms = load_ms;
+    timings_.voice_ms = voice_ms;
     llama_memory_clear(llama_get_memory(llama_.ctx.get()), true);
     // The flow's noise restarts at the seed: clip re-seeds its RNG only when the seed it is
     // given changes, so a context that last ran with this seed is first moved off it by one

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -84,7 +85,13 @@ public:
     // Normalizes `text` as llama.cpp does (newlines to spaces, ';' to ',', trimmed, first letter
     // capitalized, a final '.' after a letter or digit), tokenizes it, splits it into chunks of at
     // most 50 tokens at sentence (then clause) ends, and prefills the first chunk.
-    void start(const std::string &text);
+    // `voice`: "default" (PocketConfig::speaker_file, or none) or a name given to add_voice();
+    // another is rtf::Error(Usage) naming the loaded ones.
+    void start(const std::string &text, const std::string &voice = "default");
+    // One more reference voice, encoded now (the speaker encoder on `file`), spoken when start()
+    // names it. rtf::Error(Usage) for a bad name or a file that is not audio.
+    void add_voice(const std::string &name, const std::string &file);
+    std::vector<std::string> voice_names() const;  // "default" first
     // The next frame; false once the utterance is over (every chunk at its EOS tail or budget).
     bool next(PocketFrame &out);
     // Stops the utterance (the next next() returns false).
@@ -109,6 +116,7 @@ public:
 private:
     void prompt_chunk(size_t idx, int pos0);
     void push_row(std::vector<float> &dst, int32_t token) const;
+    std::vector<float> encode_voice(const std::string &file) const;  // bos_before_voice + the encoder's rows
     std::vector<int32_t> tokenize(const std::string &s) const;
     std::vector<std::vector<int32_t>> split_chunks(const std::vector<int32_t> &ids) const;
     void decode_rows(const float *rows, int n, int pos0, const char *what);
@@ -123,7 +131,8 @@ private:
     bool pack_pad_short_ = false;
     int32_t tok_bos_voice_ = -1, tok_audio_bos_ = -1;
     std::vector<float> tok_embd_;   // the backbone's token rows, dequantized
-    std::vector<float> voice_;      // the speaker's rows (n_embd each), with bos_before_voice first
+    std::vector<float> voice_;      // this utterance's speaker rows (n_embd each), with bos_before_voice first
+    std::vector<std::pair<std::string, std::vector<float>>> voices_;  // every loaded voice ("default" first)
     uint32_t last_seed_ = 0xFFFFFFFFu;
 
     // The utterance.

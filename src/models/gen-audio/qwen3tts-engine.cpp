@@ -49,12 +49,10 @@ Qwen3Generator::Qwen3Generator(const Qwen3Config &cfg) : cfg_(cfg) {
     }
     if (!cfg_.speaker_file.empty()) {
         const auto tv = std::chrono::steady_clock::now();
-        speaker_ = encode_speaker(mtmd_, cfg_.speaker_file, n_embd_, "qwen3-tts");
-        if (speaker_.size() != static_cast<size_t>(n_embd_))
-            throw_setup(cfg_.mmproj_path + ": the speaker encoder gave " + std::to_string(speaker_.size() / static_cast<size_t>(n_embd_)) +
-                        " rows for " + cfg_.speaker_file + " (Qwen3-TTS's x-vector is one)");
+        speaker_ = encode_voice(cfg_.speaker_file);
         voice_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tv).count();
     }
+    voices_.emplace_back("default", speaker_);
     // The sampler: the converter's suppressed rows at -inf (as llama-tts's common sampler biases
     // them), then llama-tts's chain.
     {
@@ -80,6 +78,29 @@ Qwen3Generator::Qwen3Generator(const Qwen3Config &cfg) : cfg_(cfg) {
     llama_sampler_chain_add(c, llama_sampler_init_temp(cfg_.temp));
     llama_sampler_chain_add(c, llama_sampler_init_dist(cfg_.seed));
     sampler_.reset(c);
+}
+
+std::vector<float> Qwen3Generator::encode_voice(const std::string &file) const {
+    std::vector<float> x = encode_speaker(mtmd_, file, n_embd_, "qwen3-tts");
+    if (x.size() != static_cast<size_t>(n_embd_))
+        throw_setup(cfg_.mmproj_path + ": the speaker encoder gave " + std::to_string(x.size() / static_cast<size_t>(n_embd_)) +
+                    " rows for " + file + " (Qwen3-TTS's x-vector is one)");
+    return x;
+}
+
+void Qwen3Generator::add_voice(const std::string &name, const std::string &file) {
+    if (name.empty() || name == "default") throw_usage("qwen3-tts: a voice needs a name other than 'default'");
+    for (const auto &v : voices_)
+        if (v.first == name) throw_usage("qwen3-tts: voice '" + name + "' is loaded twice");
+    const auto tv = std::chrono::steady_clock::now();
+    voices_.emplace_back(name, encode_voice(file));
+    voice_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tv).count();
+}
+
+std::vector<std::string> Qwen3Generator::voice_names() const {
+    std::vector<std::string> n;
+    for (const auto &v : voices_) n.push_back(v.first);
+    return n;
 }
 
 Qwen3Generator::~Qwen3Generator() {
@@ -110,8 +131,9 @@ void Qwen3Generator::decode_rows(const float *rows, int n, int pos0, const char 
     h_.assign(h, h + n_embd_);
 }
 
-void Qwen3Generator::start(const std::string &text) {
+void Qwen3Generator::start(const std::string &text, const std::string &voice) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw_usage("qwen3-tts: the text to speak is empty");
+    speaker_ = pick_voice(voices_, voice, "qwen3-tts");
     const llama_vocab *v = llama_model_get_vocab(llama_.model.get());
     // llama.cpp's wrapper: role tokens [0, 3), the body [3, n - 5).
     const std::string full = "<|im_start|>assistant\n" + text + "<|im_end|>\n<|im_start|>assistant\n";

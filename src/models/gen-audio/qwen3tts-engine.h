@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/lm/llama-runtime.h"
@@ -73,7 +74,12 @@ public:
     Qwen3Generator(const Qwen3Generator &) = delete;
     Qwen3Generator &operator=(const Qwen3Generator &) = delete;
 
-    void start(const std::string &text);
+    // `voice`: "default" (Qwen3Config::speaker_file, or none) or a name given to add_voice();
+    // another is rtf::Error(Usage) naming the loaded ones.
+    void start(const std::string &text, const std::string &voice = "default");
+    // One more reference voice, its x-vector encoded now, spoken when start() names it.
+    void add_voice(const std::string &name, const std::string &file);
+    std::vector<std::string> voice_names() const;  // "default" first
     bool next(Qwen3Frame &out);  // false at EOS, the frame cap or the context's end
     void set_picker(Picker p) { picker_ = std::move(p); }
     void set_max_frames(int n) { cfg_.max_frames = n; }  // per utterance (0 = until EOS)
@@ -84,7 +90,7 @@ public:
     const Qwen3Config &config() const { return cfg_; }
     llama_model *model() const { return llama_.model.get(); }
     int64_t n_prompt_rows() const { return n_prompt_; }
-    double voice_ms() const { return voice_ms_; }  // the speaker encoder's time at load (0 = none)
+    double voice_ms() const { return voice_ms_; }  // the speaker encoder's time (0 = no reference)
 
 private:
     void decode_rows(const float *rows, int n, int pos0, const char *what);
@@ -95,7 +101,9 @@ private:
     mtmd_context *mtmd_ = nullptr;
     int n_embd_ = 0;
     std::vector<float> tok_embd_;
-    std::vector<float> speaker_;  // the x-vector row (n_embd), empty without a reference
+    std::vector<float> speaker_;  // this utterance's x-vector row (n_embd), empty without a reference
+    std::vector<std::pair<std::string, std::vector<float>>> voices_;  // every loaded voice ("default" first)
+    std::vector<float> encode_voice(const std::string &file) const;
     double voice_ms_ = 0;
     int32_t codec_0_ = -1, codec_bos_ = -1, codec_eos_ = -1, codec_pad_ = -1, think_ = -1, think_bos_ = -1,
             think_eos_ = -1, lang_ = -1, tts_pad_ = -1, tts_bos_ = -1, tts_eos_ = -1;
