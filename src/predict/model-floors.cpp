@@ -313,6 +313,32 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<CostFile>> &files
 
 namespace {
 
+// A tensor's ne[i] / element count, 0 when the file lacks it.
+double dim_of(const CostFile &f, const std::string &n, int i) {
+    const TensorInfo *t = f.find_tensor(n);
+    return t ? static_cast<double>(t->ne[static_cast<size_t>(i)]) : 0.0;
+}
+double elems_of(const CostFile &f, const std::string &n) {
+    const TensorInfo *t = f.find_tensor(n);
+    return t ? nelem(*t) : 0.0;
+}
+
+// The decoder stage of a libmtmd family (its mmproj's a.gen.wav.* tensors), per 80-ms frame:
+// what both families share; the caller adds the FLOPs and the bytes per frame. `wav_bytes`:
+// those tensors' bytes.
+StageCost gen_wav_stage(const CostFile &mm, double frames_per_s, double &wav_bytes) {
+    StageCost d;
+    d.stage = "decoder";
+    d.files = {mm.path()};
+    d.unit = "frame";
+    d.units_per_audio_s = frames_per_s;
+    d.weight_type = "f16";
+    wav_bytes = 0;
+    for (const auto &t : mm.tensors())
+        if (starts(t.name, "a.gen.wav.")) wav_bytes += static_cast<double>(t.nbytes);
+    return d;
+}
+
 // Pocket TTS (pockettts-layout.h), per 80-ms frame (12.5 per second of audio), from the shapes:
 //   gen      the backbone's decode of one row (every tensor but one token_embd row, KV at
 //            llm_kv_tokens) + one flow step (the a.gen.flow.* MLP, the EOS head, input_linear)
@@ -343,19 +369,9 @@ std::vector<StageCost> pocket_costs(const CostFile &bb, const CostFile &mm, cons
     g.notes.push_back("per frame: one backbone row + one flow step (clip's flow_n_step = 1)");
     out.push_back(std::move(g));
 
-    StageCost d;
-    d.stage = "decoder";
-    d.files = {mm.path()};
-    d.unit = "frame";
-    d.units_per_audio_s = kFrames;
-    d.weight_type = "f16";
     double wbytes = 0;
-    for (const auto &t : mm.tensors())
-        if (starts(t.name, "a.gen.wav.")) wbytes += static_cast<double>(t.nbytes);
-    auto ne = [&](const std::string &n, int i) -> double {
-        const TensorInfo *t = mm.find_tensor(n);
-        return t ? static_cast<double>(t->ne[static_cast<size_t>(i)]) : 0.0;
-    };
+    StageCost d = gen_wav_stage(mm, kFrames, wbytes);
+    auto ne = [&](const std::string &n, int i) { return dim_of(mm, n, i); };
     const double D = ne("a.gen.wav.quant_out.weight", 1), L = ne("a.gen.wav.quant_out.weight", 0);
     const double pos = 16;  // transformer positions per frame (200 Hz)
     double tfm = 0;
@@ -429,23 +445,10 @@ std::vector<StageCost> qwen3_costs(const CostFile &bb, const CostFile &mm, const
     g.notes.push_back("per frame: one talker row + the code predictor's 15 sequential steps (its blocks read 15 times)");
     out.push_back(std::move(g));
 
-    StageCost d;
-    d.stage = "decoder";
-    d.files = {mm.path()};
-    d.unit = "frame";
-    d.units_per_audio_s = kFrames;
-    d.weight_type = "f16";
     double wbytes = 0;
-    for (const auto &t : mm.tensors())
-        if (starts(t.name, "a.gen.wav.")) wbytes += static_cast<double>(t.nbytes);
-    auto ne = [&](const std::string &n, int i) -> double {
-        const TensorInfo *t = mm.find_tensor(n);
-        return t ? static_cast<double>(t->ne[static_cast<size_t>(i)]) : 0.0;
-    };
-    auto elems = [&](const std::string &n) -> double {
-        const TensorInfo *t = mm.find_tensor(n);
-        return t ? nelem(*t) : 0.0;
-    };
+    StageCost d = gen_wav_stage(mm, kFrames, wbytes);
+    auto ne = [&](const std::string &n, int i) { return dim_of(mm, n, i); };
+    auto elems = [&](const std::string &n) { return elems_of(mm, n); };
     // MACs per frame of the window (positions per frame at each rate).
     const double q = ne("a.gen.wav.quant.first.out_proj.weight", 1), cd = ne("a.gen.wav.quant.first.out_proj.weight", 0);
     const double rvq = 2 * cd * q;  // the semantic and the summed acoustic out-projections

@@ -77,7 +77,7 @@ nlohmann::json Kit::to_json() const {
     nlohmann::json v = nlohmann::json::array();
     for (const auto &[name, path] : voices) v.push_back({{"name", name}, {"path", path}});
     if (family != "minicpmo45")
-        return {{"dir", dir}, {"family", family}, {"backbone", backbone}, {"mmproj", mmproj}, {"twin", is_twin}};
+        return {{"dir", dir}, {"family", family}, {"backbone", backbone}, {"mmproj", mmproj}, {"voices", v}, {"twin", is_twin}};
     return {{"dir", dir}, {"family", family}, {"llm", llm}, {"tts", tts}, {"projector", projector}, {"token2wav", t2w_dir},
             {"apm", apm},         {"voices", v},          {"twin", is_twin}};
 }
