@@ -103,7 +103,9 @@ FamilyRun family_engines_run(Engines &engines, const SpeakConfig &cfg) {
     run.input = cfg.text;
     FamilyEngines *fam = engines.family.get();
     const Kit *kit = &engines.kit;
-    const std::string voice = cfg.family.speaker_file.empty() ? "default" : cfg.family.speaker_file;
+    // A kit voice by name (voices/NAME.wav), else the load-time reference (or "default": the model's own).
+    const std::string voice =
+        !cfg.voice.empty() ? cfg.voice : cfg.family.speaker_file.empty() ? "default" : cfg.family.speaker_file;
     const std::string text = cfg.text;
     run.finish = [fam, kit, voice, text](SpeakResult &r) {
         r.sample_rate = fam->sample_rate();
