@@ -14,7 +14,10 @@ std::unique_ptr<FamilyEngines> load_family(const Kit &kit, const SpeakConfig &cf
                 "' in this build (minicpmo45, pocket-tts, qwen3-tts)");
 }
 
-std::string family_voice(const SpeakConfig &cfg, const std::vector<std::string> &loaded) {
+std::string family_voice(const SpeakConfig &cfg, const std::string &load_speaker, const std::vector<std::string> &loaded) {
+    if (cfg.family.speaker_file != load_speaker)
+        throw_setting("speaker-file", "is fixed when the engines load (" + (load_speaker.empty() ? std::string("none") : load_speaker) +
+                                          "); load them again for another default voice, or name one of the kit's with --voice");
     const std::string voice = cfg.voice.empty() ? "default" : cfg.voice;
     std::string names;
     for (const auto &n : loaded) {

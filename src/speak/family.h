@@ -72,8 +72,10 @@ bool family_reads_knob(const std::string &name);
 
 // The voice an utterance of a family kit speaks with: cfg.voice ("" = "default", the load-time
 // --speaker-file or the model's own) if `loaded` has it (the kit's voices/NAME.wav are loaded
-// with the engines); else rtf::Error(Usage) on --voice naming the loaded ones.
-std::string family_voice(const SpeakConfig &cfg, const std::vector<std::string> &loaded);
+// with the engines); else rtf::Error(Usage) on --voice naming the loaded ones. A
+// cfg.family.speaker_file other than the engines' `load_speaker` is rtf::Error(Usage) too
+// (the default voice is encoded at load).
+std::string family_voice(const SpeakConfig &cfg, const std::string &load_speaker, const std::vector<std::string> &loaded);
 
 // The engines of `kit`'s family (kit.family != "minicpmo45"); throws rtf::Error(Usage) for a
 // family this build has no engines for.

@@ -98,11 +98,7 @@ PocketFamily::PocketFamily(const Kit &kit, const SpeakConfig &cfg) {
 }
 
 FamilyRun PocketFamily::stages(const SpeakConfig &cfg) {
-    if (cfg.family.speaker_file != gen_->config().speaker_file)
-        throw_setting("speaker-file", "is fixed when the engines load (" +
-                                          (gen_->config().speaker_file.empty() ? std::string("none") : gen_->config().speaker_file) +
-                                          "); load them again for another default voice, or name one of the kit's with --voice");
-    const std::string voice = family_voice(cfg, gen_->voice_names());
+    const std::string voice = family_voice(cfg, gen_->config().speaker_file, gen_->voice_names());
     const int64_t max_frames =
         cfg.max_audio_s > 0 ? static_cast<int64_t>(std::ceil(cfg.max_audio_s * 1000.0 / kFrameMs - 1e-9)) : 0;
     dec_->reset_timings();

@@ -81,11 +81,7 @@ Qwen3Family::Qwen3Family(const Kit &kit, const SpeakConfig &cfg) {
 }
 
 FamilyRun Qwen3Family::stages(const SpeakConfig &cfg) {
-    if (cfg.family.speaker_file != gen_->config().speaker_file)
-        throw_setting("speaker-file", "is fixed when the engines load (" +
-                                          (gen_->config().speaker_file.empty() ? std::string("none") : gen_->config().speaker_file) +
-                                          "); load them again for another default voice, or name one of the kit's with --voice");
-    const std::string voice = family_voice(cfg, gen_->voice_names());
+    const std::string voice = family_voice(cfg, gen_->config().speaker_file, gen_->voice_names());
     dec_->reset();
     FamilyRun r;
     // The frame cap lives in the generator's config: the stage asks for it per utterance.
