@@ -187,7 +187,8 @@ int run_limits(const LimitsOptions &o) {
         auto p = predict::path_limits(*costs, rates, stage_threads, max_threads);
         auto cj = nlohmann::json::array();
         for (const auto &c : costs->stages) cj.push_back(predict::to_json(c));
-        j["models"] = {{"dir", costs->dir}, {"assumptions", fa.to_json()}, {"stages", cj}, {"notes", costs->notes}};
+        j["models"] = {{"dir", costs->dir},   {"family", costs->family}, {"assumptions", fa.to_json()},
+                       {"stages", cj},        {"notes", costs->notes}};
         j["path"] = predict::to_json(p);
         out << "stage floors (" << costs->dir << "; RTF = seconds of work per second of audio):\n"
             << "  stage  threads  unit         units/s   MB/unit     GFLOP/unit  memory RTF  compute RTF  floor RTF  bound     "

@@ -80,6 +80,7 @@ int run_tune(const TuneOptions &o) {
     auto r = tune::tune(info, base, cands, tc, [](const std::string &l) { std::cerr << "rtf tune: " << l << "\n"; });
     nlohmann::json doc = tune::to_json(r);
     doc["workload"] = workload;
+    if (workload == "speak") doc["family"] = family;
     const std::string md = report::tune_markdown(doc);
     if (o.md_path != "-" && o.json_path != "-") std::cout << md;
     if (!o.out.empty()) {

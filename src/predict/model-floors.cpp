@@ -501,6 +501,7 @@ struct Found {
 void add_stages(ModelCosts &mc, const Found &f, const FloorAssumptions &a, const std::string &origin) {
     if (f.pocket_backbone && f.pocket_mmproj) {
         for (auto &c : pocket_costs(*f.pocket_backbone, *f.pocket_mmproj, a)) mc.stages.push_back(std::move(c));
+        mc.family = "pocket-tts";
         mc.notes.push_back("family pocket-tts: stages gen (backbone + flow) and decoder (mimi), per 80-ms frame");
         return;
     }
@@ -508,6 +509,7 @@ void add_stages(ModelCosts &mc, const Found &f, const FloorAssumptions &a, const
         throw_usage("--models: '" + origin + "' has one of Pocket TTS's two files (pocket-tts.gguf + mmproj-pocket-tts.gguf)");
     if (f.qwen3_backbone && f.qwen3_mmproj) {
         for (auto &c : qwen3_costs(*f.qwen3_backbone, *f.qwen3_mmproj, a)) mc.stages.push_back(std::move(c));
+        mc.family = "qwen3-tts";
         mc.notes.push_back("family qwen3-tts: stages gen (talker + code predictor) and decoder (code2wav), per 80-ms frame");
         return;
     }

@@ -68,6 +68,7 @@ struct StageCost {
 
 struct ModelCosts {
     std::string dir;
+    std::string family = "minicpmo45";  // speak/kit.h's name: minicpmo45, pocket-tts, qwen3-tts
     std::vector<StageCost> stages;
     std::vector<std::string> notes;   // files found/ignored, assumptions
 };

@@ -41,15 +41,19 @@ expect_rc 0 'VALID \(exit 0\)' -- bench --workload speak --models "$K" --runs 3 
 check "limits --models --json: the family's two stages, gen and decoder, per frame" "$K" "$RTF" <<'PY'
 import json, subprocess, sys
 j = json.loads(subprocess.run([sys.argv[2], "limits", "--models", sys.argv[1], "--json", "-"], capture_output=True, text=True, check=True).stdout)
-st = j["models"]["stages"] if "models" in j else j["stages"]
-assert [s["stage"] for s in st] == ["gen", "decoder"], st
+st = j["models"]["stages"]
+assert j["models"]["family"] == "pocket-tts" and [s["stage"] for s in st] == ["gen", "decoder"], (j["models"].get("family"), st)
 assert all(s["unit"] == "frame" and s["units_per_audio_s"] == 12.5 and s["flops_per_unit"] > 0 for s in st), st
 PY
 # rtf tune on the kit: the family's own candidates (its stages gen / decoder, the chunk sizes), one A/B run end to end
 expect_rc 0 'family-first-frames=1 +stage all' -- tune --models "$K" --list
 expect_rc 0 'workload speak \(family pocket-tts\)' -- tune --models "$K" --list
 expect_rc 0 'wrote .*tuned.json' -- tune --models "$K" --set 'text=Hello world.' --candidate pipeline:family-frames=4 \
-  --runs 3 --warmup 0 --no-history -o "$TMP/tuned.json"
+  --runs 3 --warmup 0 --no-history -o "$TMP/tuned.json" --json "$TMP/tune.json"
+check "tune --json says the family" "$TMP/tune.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); assert j["family"] == "pocket-tts" and j["trials"], j.get("family")
+PY
 expect_rc 1 'give the input' -- tune --models "$K" --runs 3
 # errors: named, no crash
 expect_rc 1 'TTS without an LLM.*--text' -- speak --models "$K" -p "Hello" -o "$TMP/e.wav"

@@ -31,7 +31,7 @@ check "limits --models --json: gen (talker + 15 predictor steps) and decoder (co
 import json, subprocess, sys
 j = json.loads(subprocess.run([sys.argv[2], "limits", "--models", sys.argv[1], "--json", "-"], capture_output=True, text=True, check=True).stdout)
 st = j["models"]["stages"]
-assert [s["stage"] for s in st] == ["gen", "decoder"], st
+assert j["models"]["family"] == "qwen3-tts" and [s["stage"] for s in st] == ["gen", "decoder"], (j["models"].get("family"), st)
 assert all(s["unit"] == "frame" and s["units_per_audio_s"] == 12.5 and s["flops_per_unit"] > 0 for s in st), st
 g, d = st[0]["parts_per_unit"], st[1]["parts_per_unit"]
 assert d["samples_per_frame"] == 1920, d
