@@ -94,6 +94,13 @@ const std::vector<float> &pick_voice(const std::vector<std::pair<std::string, st
     throw_usage(what + ": no voice '" + want + "' (loaded: " + known + ")");
 }
 
+void check_new_voice(const std::vector<std::pair<std::string, std::vector<float>>> &voices, const std::string &name,
+                     const std::string &what) {
+    if (name.empty() || name == "default") throw_usage(what + ": a voice needs a name other than 'default' (got '" + name + "')");
+    for (const auto &v : voices)
+        if (v.first == name) throw_usage(what + ": voice '" + name + "' is loaded twice");
+}
+
 int64_t tensor_ne0(const std::string &path, const std::string &tensor) {
     const gguf::MappedGguf g(path);
     return g.require(tensor, {}).ne[0];

@@ -31,6 +31,10 @@ std::vector<float> encode_speaker(mtmd_context *m, const std::string &file, int 
 // the loaded ones when there is none of that name. `what` names the family.
 const std::vector<float> &pick_voice(const std::vector<std::pair<std::string, std::vector<float>>> &voices,
                                      const std::string &name, const std::string &what);
+// Throws rtf::Error(Usage) when `name` cannot be one more voice among `voices` (empty, "default",
+// or already loaded), naming it and the family.
+void check_new_voice(const std::vector<std::pair<std::string, std::vector<float>>> &voices, const std::string &name,
+                     const std::string &what);
 // The ne[0] of a tensor in a GGUF (headers only); throws naming the file and tensor when absent.
 int64_t tensor_ne0(const std::string &path, const std::string &tensor);
 

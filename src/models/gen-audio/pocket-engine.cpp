@@ -247,9 +247,7 @@ std::vector<float> PocketGenerator::encode_voice(const std::string &file) const 
 }
 
 void PocketGenerator::add_voice(const std::string &name, const std::string &file) {
-    if (name.empty() || name == "default") throw_usage("pocket-tts: a voice needs a name other than 'default'");
-    for (const auto &v : voices_)
-        if (v.first == name) throw_usage("pocket-tts: voice '" + name + "' is loaded twice");
+    gen_audio::check_new_voice(voices_, name, "pocket-tts");
     const auto tv = std::chrono::steady_clock::now();
     voices_.emplace_back(name, encode_voice(file));
     timings_.voice_ms += ms_since(tv);

@@ -89,9 +89,7 @@ std::vector<float> Qwen3Generator::encode_voice(const std::string &file) const {
 }
 
 void Qwen3Generator::add_voice(const std::string &name, const std::string &file) {
-    if (name.empty() || name == "default") throw_usage("qwen3-tts: a voice needs a name other than 'default'");
-    for (const auto &v : voices_)
-        if (v.first == name) throw_usage("qwen3-tts: voice '" + name + "' is loaded twice");
+    check_new_voice(voices_, name, "qwen3-tts");
     const auto tv = std::chrono::steady_clock::now();
     voices_.emplace_back(name, encode_voice(file));
     voice_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tv).count();
