@@ -15,6 +15,7 @@
 #include <mtmd-helper.h>
 #include <mtmd.h>
 
+#include "common/phase-clock.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
 #include "models/gen-audio/pocket-engine.h"
@@ -220,9 +221,12 @@ TEST(PocketEngine, LongTextInChunksAndAVoiceEqualTheHelper) {
     PocketGenerator gen(c);
     MimiDecoder dec(gen);
     EXPECT_GT(gen.n_voice_rows(), 1);
+    rtf::test::PhaseClock clock;
     const auto ours = our_pcm(gen, dec, kLong, 8, 8);
+    clock.mark("our engines, long text");
     EXPECT_GT(gen.n_chunks(), 1);
     const auto ref = reference_pcm(c, kLong);
+    clock.mark("the helper pipeline, long text");
     ASSERT_EQ(ours.size(), ref.size());
     EXPECT_EQ(std::memcmp(ours.data(), ref.data(), ref.size() * sizeof(float)), 0) << "SNR " << snr_db(ref, ours) << " dB";
 
@@ -233,10 +237,12 @@ TEST(PocketEngine, LongTextInChunksAndAVoiceEqualTheHelper) {
     g2.add_voice("alt", c.speaker_file);
     MimiDecoder d2(g2);
     const auto alt = our_pcm(g2, d2, kLong, 8, 8, nullptr, "alt");
+    clock.mark("our engines, named voice");
     ASSERT_EQ(alt.size(), ref.size());
     EXPECT_EQ(std::memcmp(alt.data(), ref.data(), ref.size() * sizeof(float)), 0);
     const auto own = our_pcm(g2, d2, kShort, 8, 8);
     const auto own_ref = reference_pcm(plain, kShort);
+    clock.mark("the default voice after it, both sides");
     ASSERT_EQ(own.size(), own_ref.size());
     EXPECT_EQ(std::memcmp(own.data(), own_ref.data(), own.size() * sizeof(float)), 0);
     EXPECT_THROW(g2.start(kShort, "nobody"), rtf::Error);
@@ -245,13 +251,16 @@ TEST(PocketEngine, LongTextInChunksAndAVoiceEqualTheHelper) {
 TEST(PocketEngine, StreamedDecodingEqualsOneShotAndRunsRepeat) {
     PocketGenerator gen(config());
     MimiDecoder dec(gen);
+    rtf::test::PhaseClock clock;
     const auto eight = our_pcm(gen, dec, kShort, 8, 8);
     const auto again = our_pcm(gen, dec, kShort, 8, 8);  // same engines, same seed: same audio
+    clock.mark("8-frame chunks, twice");
     ASSERT_EQ(again.size(), eight.size());
     EXPECT_EQ(std::memcmp(again.data(), eight.data(), eight.size() * sizeof(float)), 0);
     const auto whole = our_pcm(gen, dec, kShort, 1000, 1000);
     const auto ones = our_pcm(gen, dec, kShort, 1, 1);
     const auto first2 = our_pcm(gen, dec, kShort, 2, 8);
+    clock.mark("one shot, 1-frame and 2+8-frame chunks");
     ASSERT_EQ(whole.size(), eight.size());
     ASSERT_EQ(ones.size(), eight.size());
     ASSERT_EQ(first2.size(), eight.size());
