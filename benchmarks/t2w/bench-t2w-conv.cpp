@@ -5,6 +5,7 @@
 //   direct   conv::conv1d on a conv-packed kernel, residual fused (src/models/t2w/packed-conv.h)
 //   onednn   onednn::conv1d, bf16 (src/models/t2w/onednn-conv.h: transposes + oneDNN's
 //            convolution; `--t2w-type-voc bf16`), residual fused; skipped without oneDNN
+//   onednn_f32  the same in f32 (ConvType::f32)
 //   ./bench-t2w-conv --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 // Args: C (channels in = out), T (frames: a steady 58-frame window gives 464 / 2320 / 6961 at
 // stages 0 / 1 / 2), K (kernel), d (dilation; pad (K·d - d)/2 keeps T), threads.
@@ -40,14 +41,15 @@ std::vector<float> randn(size_t n, unsigned seed) {
     return v;
 }
 
-enum class Way { Im2col, Direct, Onednn };
+enum class Way { Im2col, Direct, Onednn, OnednnF32 };
 
 void run(benchmark::State &st, Way way) {
-    if (way != Way::Onednn && !gemm::cpu_has_avx512f()) {
+    if (way != Way::Onednn && way != Way::OnednnF32 && !gemm::cpu_has_avx512f()) {
         st.SkipWithError("no AVX-512F");
         return;
     }
-    if (way == Way::Onednn && !onednn::available()) {
+    const bool dnnl = way == Way::Onednn || way == Way::OnednnF32;
+    if (dnnl && !onednn::available()) {
         st.SkipWithError("no oneDNN in this build");
         return;
     }
@@ -68,8 +70,9 @@ void run(benchmark::State &st, Way way) {
     std::memcpy(b->data, bv.data(), bv.size() * sizeof(float));
     std::memcpy(w->data, wv.data(), wv.size() * sizeof(float));
     ggml_tensor *y = nullptr;
-    if (way == Way::Onednn) {
-        onednn::register_conv(w, static_cast<const float *>(w->data), C, C, K);
+    if (dnnl) {
+        onednn::register_conv(w, static_cast<const float *>(w->data), C, C, K,
+                              way == Way::OnednnF32 ? onednn::ConvType::f32 : onednn::ConvType::bf16);
         y = onednn::conv1d(ctx, x, w, b, 1, pad, d, res);
     } else if (way == Way::Direct) {
         conv::pack_in_place(static_cast<float *>(w->data), C, C, K);
@@ -97,6 +100,7 @@ void run(benchmark::State &st, Way way) {
 void BM_im2col(benchmark::State &st) { run(st, Way::Im2col); }
 void BM_direct(benchmark::State &st) { run(st, Way::Direct); }
 void BM_onednn_bf16(benchmark::State &st) { run(st, Way::Onednn); }
+void BM_onednn_f32(benchmark::State &st) { run(st, Way::OnednnF32); }
 
 // HiFT's ResBlock convs at a steady window (spec §1.8, §3.8): per stage the shortest and
 // longest kernel with their largest dilation, on 2 threads (and stage 2's K 11 on 1).
@@ -126,3 +130,4 @@ BENCHMARK(BM_host_dsp)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_im2col)->Apply(shapes);
 BENCHMARK(BM_direct)->Apply(shapes);
 BENCHMARK(BM_onednn_bf16)->Apply(shapes);
+BENCHMARK(BM_onednn_f32)->Apply(shapes);

@@ -47,11 +47,13 @@ using dt = memory::data_type;
 // The geometry of one node (the op's user data: lives as long as its kernel).
 struct Geometry;
 
-// One registered kernel: its bf16 copy in plain order, the layout the first primitive chose
-// (reordered once), and its primitives.
+// One registered kernel: its copy in plain order (bf16 or f32), the layout the first primitive
+// chose (reordered once), and its primitives.
 struct ConvWeight {
     int64_t Cout = 0, Cin = 0, K = 0;
-    std::vector<uint16_t> plain;  // bf16, [Cout][Cin][K]
+    dt type = dt::bf16;              // the source and weights' type (the sums and outputs are F32)
+    std::vector<uint16_t> plain;     // bf16, [Cout][Cin][K]
+    std::vector<float> plain_f32;    // f32, [Cout][Cin][K]
     std::vector<float> zero_bias;
     std::shared_mutex mu;  // guards everything below (read-locked on the hot path)
     memory::desc wdesc;
@@ -68,7 +70,8 @@ struct ConvWeight {
     std::map<std::tuple<int, int, int, bool, bool>, std::unique_ptr<Geometry>> geometries;
 
     memory reorder_to(const memory::desc &d) {
-        memory src({{Cout, Cin, K}, dt::bf16, tag::oiw}, engine(), plain.data());
+        void *data = type == dt::f32 ? static_cast<void *>(plain_f32.data()) : static_cast<void *>(plain.data());
+        memory src({{Cout, Cin, K}, type, tag::oiw}, engine(), data);
         memory dst(d, engine());
         dnnl::stream st(engine());
         dnnl::reorder(src, dst).execute(st, src, dst);
@@ -88,7 +91,7 @@ struct ConvWeight {
         std::unique_lock lk(mu);
         auto &p = prims[{stride, dil}];
         if (p) return p;
-        const memory::desc src({1, Cin, chunk_input(stride, dil)}, dt::bf16, tag::nwc), dst({1, Cout, kChunk}, dt::f32, tag::nwc),
+        const memory::desc src({1, Cin, chunk_input(stride, dil)}, type, tag::nwc), dst({1, Cout, kChunk}, dt::f32, tag::nwc),
             bias({Cout}, dt::f32, tag::a);
         auto make = [&](const memory::desc &w) {
             return dnnl::convolution_forward::primitive_desc(
@@ -96,7 +99,7 @@ struct ConvWeight {
                                                 bias, dst, {stride}, {dil - 1}, {0}, {0}),
                 detail::user_scratchpad(), engine());
         };
-        auto pd = make(memory::desc({Cout, Cin, K}, dt::bf16, tag::any));
+        auto pd = make(memory::desc({Cout, Cin, K}, type, tag::any));
         auto np = std::make_shared<Prim>();
         if (!have_layout) {
             wdesc = pd.weights_desc();
@@ -110,7 +113,7 @@ struct ConvWeight {
         }
         np->cv = dnnl::convolution_forward(pd);
         np->scratch = pd.scratchpad_desc().get_size();
-        np->calls = detail::new_impl_counter(std::string("bf16 conv ") + pd.impl_info_str());
+        np->calls = detail::new_impl_counter(std::string(type == dt::f32 ? "f32 conv " : "bf16 conv ") + pd.impl_info_str());
         p = np;
         return p;
     }
@@ -177,6 +180,15 @@ __attribute__((target("avx512f"))) void tile_in(const float *x, int64_t ldx, int
     for (int k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i *>(xb + (r0 + k) * Cin + c0), to_bf16(v[k]));
 }
 
+// The same tile in f32 (no rounding): the f32 vocoder on oneDNN.
+__attribute__((target("avx512f"))) void tile_in_f32(const float *x, int64_t ldx, int64_t i0, int64_t r0, int64_t c0, int64_t Cin,
+                                                    float *xf) {
+    __m512 v[16];
+    for (int j = 0; j < 16; ++j) v[j] = _mm512_loadu_ps(x + (c0 + j) * ldx + i0 + r0);
+    transpose16(v);
+    for (int k = 0; k < 16; ++k) _mm512_storeu_ps(xf + (r0 + k) * Cin + c0, v[k]);
+}
+
 // y[co·ldy + t] = yf[(t - base)·Cout + co] (+ res[co·ldr + t]) for t in [t0, t0 + 16), co in
 // [c0, c0 + 16): one tile.
 __attribute__((target("avx512f"))) void tile_out(const float *yf, int64_t base, int64_t Cout, int64_t t0, int64_t c0,
@@ -206,10 +218,14 @@ void slice(ConvWeight &w, const float *x, int64_t ldx, int64_t Tin, int stride, 
     const int64_t i0 = base * stride - pad;                 // its first input time
     const int64_t rows_in = (t1 - 1 - base) * stride + in_len - (L - 1) * stride;  // input rows of the range
     detail::ThreadScratch &s = detail::scratch();
-    s.xb.resize(static_cast<size_t>(rows_in * Cin));
+    const bool f32 = w.type == dt::f32;
+    if (f32)
+        s.xf.resize(static_cast<size_t>(rows_in * Cin));
+    else
+        s.xb.resize(static_cast<size_t>(rows_in * Cin));
     s.yf.resize(static_cast<size_t>((t1 - base) * Cout));
     if (s.pad.size() < p->scratch) s.pad.resize(p->scratch);
-    // the range's input -> channels-last bf16 once (zero outside [0, Tin): the padding):
+    // the range's input -> channels-last bf16 (f32) once (zero outside [0, Tin): the padding):
     // 16x16 tiles transposed in registers where a tile lies inside the input, else per element
 #if RTF_ONEDNN_X86
     const bool tiles = gemm::cpu_has_avx512f() && Cin % 16 == 0;
@@ -220,7 +236,12 @@ void slice(ConvWeight &w, const float *x, int64_t ldx, int64_t Tin, int stride, 
         const int64_t re = std::min<int64_t>(rows_in, rb + 16);
 #if RTF_ONEDNN_X86
         if (tiles && re - rb == 16 && i0 + rb >= 0 && i0 + re <= Tin) {
-            for (int64_t c0 = 0; c0 < Cin; c0 += 16) tile_in(x, ldx, i0, rb, c0, Cin, s.xb.data());
+            for (int64_t c0 = 0; c0 < Cin; c0 += 16) {
+                if (f32)
+                    tile_in_f32(x, ldx, i0, rb, c0, Cin, s.xf.data());
+                else
+                    tile_in(x, ldx, i0, rb, c0, Cin, s.xb.data());
+            }
             continue;
         }
 #endif
@@ -228,18 +249,25 @@ void slice(ConvWeight &w, const float *x, int64_t ldx, int64_t Tin, int stride, 
             const float *row = x + ci * ldx;
             for (int64_t r = rb; r < re; ++r) {
                 const int64_t ti = i0 + r;
-                s.xb[r * Cin + ci] = ti >= 0 && ti < Tin ? detail::f32_to_bf16(row[ti]) : 0;
+                const float v = ti >= 0 && ti < Tin ? row[ti] : 0.0f;
+                if (f32)
+                    s.xf[r * Cin + ci] = v;
+                else
+                    s.xb[r * Cin + ci] = ti >= 0 && ti < Tin ? detail::f32_to_bf16(v) : 0;
             }
         }
     }
-    memory sm({{1, Cin, in_len}, dt::bf16, tag::nwc}, engine(), s.xb.data());
+    memory sm({{1, Cin, in_len}, w.type, tag::nwc}, engine(), f32 ? static_cast<void *>(s.xf.data()) : static_cast<void *>(s.xb.data()));
     memory dm({{1, Cout, L}, dt::f32, tag::nwc}, engine(), s.yf.data());
     memory bm({{Cout}, dt::f32, tag::a}, engine(), const_cast<float *>(bias));
     memory pm({{static_cast<memory::dim>(p->scratch)}, dt::u8, tag::a}, engine(), s.pad.data());
     dnnl::stream &st = detail::thread_stream();
     for (int64_t c0 = t0; c0 < t1; c0 += L) {
         const int64_t cs = std::min(c0, t1 - L);
-        sm.set_data_handle(s.xb.data() + (cs - base) * stride * Cin);
+        if (f32)
+            sm.set_data_handle(s.xf.data() + (cs - base) * stride * Cin);
+        else
+            sm.set_data_handle(s.xb.data() + (cs - base) * stride * Cin);
         dm.set_data_handle(s.yf.data() + (cs - base) * Cout);
         p->cv.execute(st,
                       {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, p->w}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}, {DNNL_ARG_SCRATCHPAD, pm}});
@@ -289,18 +317,24 @@ void conv_op(ggml_tensor *dst, int ith, int nth, void *ud) {
 
 bool conv_pays(int64_t Cin) { return Cin % 16 == 0 && gemm::cpu_has_avx512f(); }
 
-void register_conv(const ggml_tensor *key, const float *w, int64_t Cout, int64_t Cin, int64_t K) {
+void register_conv(const ggml_tensor *key, const float *w, int64_t Cout, int64_t Cin, int64_t K, ConvType type) {
     auto cw = std::make_unique<ConvWeight>();
     cw->Cout = Cout;
     cw->Cin = Cin;
     cw->K = K;
-    cw->plain.resize(static_cast<size_t>(Cout * Cin * K));
-    for (size_t i = 0; i < cw->plain.size(); ++i) cw->plain[i] = detail::f32_to_bf16(w[i]);
+    cw->type = type == ConvType::f32 ? dt::f32 : dt::bf16;
+    const size_t n = static_cast<size_t>(Cout * Cin * K);
+    if (type == ConvType::f32) {
+        cw->plain_f32.assign(w, w + n);
+    } else {
+        cw->plain.resize(n);
+        for (size_t i = 0; i < n; ++i) cw->plain[i] = detail::f32_to_bf16(w[i]);
+    }
     cw->zero_bias.assign(static_cast<size_t>(Cout), 0.0f);
     try {  // probe: the unit-stride primitive must exist for this kernel
         cw->prim(1, 1);
     } catch (const dnnl::error &e) {
-        throw_setup("oneDNN: no bf16 convolution for a " + std::to_string(Cout) + "x" + std::to_string(Cin) + "x" +
+        throw_setup(std::string("oneDNN: no ") + (type == ConvType::f32 ? "f32" : "bf16") + " convolution for a " + std::to_string(Cout) + "x" + std::to_string(Cin) + "x" +
                     std::to_string(K) + " kernel: " + e.what());
     }
     registry().add(key, std::move(cw));
@@ -338,7 +372,7 @@ ggml_tensor *conv1d(ggml_context *ctx, ggml_tensor *x, ggml_tensor *w, ggml_tens
     if (b) args[n++] = b;
     if (res) args[n++] = res;
     ggml_tensor *y = ggml_custom_4d(ctx, GGML_TYPE_F32, Tout, cw->Cout, 1, 1, args, n, conv_op, GGML_N_TASKS_MAX, g);
-    ggml_set_name(y, "rtf:onednn-conv-bf16");
+    ggml_set_name(y, cw->type == dt::f32 ? "rtf:onednn-conv-f32" : "rtf:onednn-conv-bf16");
     return y;
 }
 
@@ -352,7 +386,7 @@ void conv_slice(const ggml_tensor *key, const float *x, int64_t ldx, int64_t Tin
 #else
 
 bool conv_pays(int64_t) { return false; }
-void register_conv(const ggml_tensor *, const float *, int64_t, int64_t, int64_t) {
+void register_conv(const ggml_tensor *, const float *, int64_t, int64_t, int64_t, ConvType) {
     throw_setup("oneDNN: not compiled in (install libdnnl-dev and rebuild)");
 }
 void unregister_conv(const ggml_tensor *) {}

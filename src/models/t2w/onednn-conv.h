@@ -36,10 +36,16 @@ namespace rtf::t2w::onednn {
 // the bf16 products save at 64 channels (bench-t2w-conv, §14). Others stay f32 (direct).
 bool conv_pays(int64_t Cin);
 
-// Reorders a kernel (GGUF order, W[co][ci][k] at w + (co·Cin + ci)·K + k, F32) for a bf16
-// convolution and registers it under `key` (the ggml tensor the vocoder will hand to
+// The type a registered kernel and its input run in: bf16 (the `--t2w-type-voc bf16` path) or
+// f32 (oneDNN's f32 convolution on channels-last data: the f32 vocoder's math up to the sums'
+// order, for where it beats our direct convolution; bench-t2w-conv measures both).
+enum class ConvType { bf16, f32 };
+
+// Reorders a kernel (GGUF order, W[co][ci][k] at w + (co·Cin + ci)·K + k, F32) for a
+// convolution of `type` and registers it under `key` (the ggml tensor the vocoder will hand to
 // conv1d()). Throws rtf::Error(Setup) when oneDNN cannot make the convolution. Thread-safe.
-void register_conv(const ggml_tensor *key, const float *w, int64_t Cout, int64_t Cin, int64_t K);
+void register_conv(const ggml_tensor *key, const float *w, int64_t Cout, int64_t Cin, int64_t K,
+                   ConvType type = ConvType::bf16);
 void unregister_conv(const ggml_tensor *key);
 bool is_conv_registered(const ggml_tensor *key);
 

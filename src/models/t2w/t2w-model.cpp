@@ -2,6 +2,7 @@
 #include "models/t2w/voice.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <functional>
 #include <filesystem>
@@ -269,17 +270,25 @@ int register_onednn_weights(GgufWeights &w, ggml_type type,
     return n;
 }
 
-// Hands the vocoder's conv kernels `pick` selects (3-D F32 [K, Cin, Cout]) to oneDNN's bf16
-// convolution (onednn-conv.h) where onednn::conv_pays() says it wins on this CPU. A kernel
-// left out or refused stays f32 on the direct convolution. Returns the count registered.
-int register_onednn_convs(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick) {
+// Whether the f32 vocoder's convolutions go to oneDNN's f32 convolution instead of our direct
+// one: RTF_T2W_VOC_ONEDNN_F32=1 (an A/B switch; docs/measurements.md §24 says which won).
+bool voc_f32_onednn() {
+    const char *e = std::getenv("RTF_T2W_VOC_ONEDNN_F32");
+    return e && std::string(e) == "1";
+}
+
+// Hands the vocoder's conv kernels `pick` selects (3-D F32 [K, Cin, Cout]) to oneDNN's
+// convolution of `type` (onednn-conv.h) where onednn::conv_pays() says it wins on this CPU. A
+// kernel left out or refused stays f32 on the direct convolution. Returns the count registered.
+int register_onednn_convs(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick,
+                          onednn::ConvType type) {
     int n = 0;
     if (!w.buffer || !ggml_backend_buffer_is_host(w.buffer)) return 0;
     for (const auto &[name, t] : w.tensors) {
         if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 3 || !pick(name, t)) continue;
         if (!onednn::conv_pays(t->ne[1])) continue;
         try {
-            onednn::register_conv(t, static_cast<const float *>(t->data), t->ne[2], t->ne[1], t->ne[0]);
+            onednn::register_conv(t, static_cast<const float *>(t->data), t->ne[2], t->ne[1], t->ne[0], type);
         } catch (const Error &) {
             continue;
         }
@@ -418,7 +427,9 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
                          : !onednn::compiled() ? std::string("this build has no oneDNN: install libdnnl-dev and rebuild")
                                                : std::string("switched off by RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0")) +
                         "); or use f32 or f16");
-        m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv);
+        m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv, onednn::ConvType::bf16);
+    } else if (tv == GGML_TYPE_F32 && cpu_voc && onednn::available() && voc_f32_onednn()) {
+        m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv, onednn::ConvType::f32);
     } else {
         make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
     }
