@@ -84,6 +84,14 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn) 
         // (rtf 0.832 vs 0.821, within noise: docs/measurements.md §15).
         // Not here: --first-audio-priority. It cuts first audio (2488 -> 1828 ms) but the
         // listener waits longer for gap-free playback (gapless_start_ms 2929 -> 3105 ms, §13).
+    } else if (isa == "avx2") {
+        // AVX2 + FMA, no AVX-512 (AMD EPYC Zen 3): none of our packed kernels (they need
+        // AVX-512) and no bf16 in oneDNN; ggml's F16 products run nearer the FMA peak than its
+        // F32 ones (85 vs 57 % on one thread, `rtf limits`), so token2mel's weights in f16.
+        c.push_back(choice("t2w-type-t2m", "f16",
+                           "AMD EPYC Zen 3 (AVX2), 2 cores: Token2Wav RTF 1.656 with f16 token2mel vs 1.992 at f32, "
+                           "token2mel 896 vs 1183 ms per window (3 interleaved runs, docs/measurements.md §24)",
+                           "token2mel mel SNR 66.4 dB vs f32 (line: >= 40 dB); twin weights: twin-only evidence"));
     } else if (isa == "amx") {
         // Intel Xeon with AMX: VDPBF16PS peaks at half the f32 FMA rate there, so our bf16
         // token2mel kernel is the slow choice (issue 29 §2); the reference math stays. A bf16
