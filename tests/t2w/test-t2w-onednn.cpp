@@ -253,6 +253,7 @@ TEST(OnednnLinear, EngineOnOnednnMatchesThePackedPath) {
         for (size_t i = 0; i < ref.size(); ++i) s += double(ref[i]) * ref[i], e += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
         return 10.0 * std::log10(s / std::max(e, 1e-30));
     };
+    EnvGuard voc("RTF_T2W_VOC_ONEDNN_F32", "0");  // the linear layers alone (the vocoder's convs: below)
     for (const char *type : {"f32", "bf16"}) {
         SCOPED_TRACE(type);
         if (std::string(type) == "bf16" && !gemm::bf16_packed_enabled()) continue;
@@ -367,6 +368,39 @@ TEST(OnednnConv, Bf16WithinTheReorderedSumBoundOnAnyThreadCount) {
 TEST(OnednnConv, F32WithinTheReorderedSumBoundOnAnyThreadCount) {
     NEED_ONEDNN();
     check_conv_bound(onednn::ConvType::f32);
+}
+
+// The f32 vocoder's convolutions on oneDNN (RTF_T2W_VOC_ONEDNN_F32=1, the A/B switch) against
+// the direct convolution / im2col path: f32 rounding only, and the same bits on a second run.
+TEST(OnednnConv, F32VocoderOnOnednnMatchesTheNativePath) {
+    NEED_ONEDNN();
+    rtf::test::ScratchDir scratch("t2w-onednn-voc-f32");
+    const std::string dir = scratch.dir.string();
+    test::write_tiny_kit(dir);
+    std::unique_ptr<T2wModel> on, off;
+    {
+        EnvGuard g("RTF_T2W_VOC_ONEDNN_F32", "1");
+        on = T2wModel::load(dir, T2wConfig::typed("f32", "f32"));
+    }
+    {
+        EnvGuard g("RTF_T2W_VOC_ONEDNN_F32", "0");
+        off = T2wModel::load(dir, T2wConfig::typed("f32", "f32"));
+    }
+    EXPECT_GT(on->onednn_weights(), off->onednn_weights());
+    std::mt19937 r(7);
+    std::vector<int32_t> toks(40);
+    for (auto &t : toks) t = static_cast<int32_t>(r() % 6561);
+    T2wConfig cfg;
+    cfg.threads_voc = 2;
+    T2wStream a(*on, cfg), b(*off, cfg);
+    const auto pa = a.push(toks, true), pb = b.push(toks, true);
+    ASSERT_EQ(pa.size(), pb.size());
+    double s = 0, e = 0;
+    for (size_t i = 0; i < pb.size(); ++i) s += double(pb[i]) * pb[i], e += (double(pa[i]) - pb[i]) * (double(pa[i]) - pb[i]);
+    EXPECT_GT(10.0 * std::log10(s / std::max(e, 1e-30)), 60.0);
+    T2wStream a2(*on, cfg);
+    const auto pa2 = a2.push(toks, true);
+    EXPECT_EQ(0, std::memcmp(pa.data(), pa2.data(), pa.size() * sizeof(float))) << "not bit-identical across runs";
 }
 
 // `--t2w-type-voc bf16`: without oneDNN (or switched off) a clear refusal at load; with it the

@@ -315,7 +315,12 @@ void conv_op(ggml_tensor *dst, int ith, int nth, void *ud) {
 
 }  // namespace
 
-bool conv_pays(int64_t Cin) { return Cin % 16 == 0 && gemm::cpu_has_avx512f(); }
+bool conv_pays(int64_t Cin, ConvType type) {
+    // f32: measured slower than ggml's im2col path on an AVX2 EPYC (docs/measurements.md §24), not
+    // yet against our direct convolution on an AVX-512 CPU: only when forced (t2w-model.cpp).
+    if (type == ConvType::f32) return false;
+    return Cin % 16 == 0 && gemm::cpu_has_avx512f();
+}
 
 void register_conv(const ggml_tensor *key, const float *w, int64_t Cout, int64_t Cin, int64_t K, ConvType type) {
     auto cw = std::make_unique<ConvWeight>();
@@ -385,7 +390,7 @@ void conv_slice(const ggml_tensor *key, const float *x, int64_t ldx, int64_t Tin
 
 #else
 
-bool conv_pays(int64_t) { return false; }
+bool conv_pays(int64_t, ConvType) { return false; }
 void register_conv(const ggml_tensor *, const float *, int64_t, int64_t, int64_t, ConvType) {
     throw_setup("oneDNN: not compiled in (install libdnnl-dev and rebuild)");
 }

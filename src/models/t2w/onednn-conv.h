@@ -1,6 +1,6 @@
 #pragma once
 // oneDNN convolution for the HiFT vocoder's conv1d layers in the bf16 compute type
-// (`--t2w-type-voc bf16`; internal to the t2w engine).
+// (`--t2w-type-voc bf16`) and, for A/B runs, in f32 (ConvType; internal to the t2w engine).
 //
 // The f32 vocoder runs our direct convolution (packed-conv.h) at the FMA units' rate. bf16
 // halves the bytes and, with VDPBF16PS (AVX512-BF16) or AMX tiles, doubles (or more) the
@@ -31,15 +31,17 @@
 
 namespace rtf::t2w::onednn {
 
-// Whether a kernel of Cin input channels runs here in a bf16 vocoder: the transposes must run
-// as 16x16 register tiles (AVX-512F, Cin a multiple of 16); per element they cost more than
-// the bf16 products save at 64 channels (bench-t2w-conv, §14). Others stay f32 (direct).
-bool conv_pays(int64_t Cin);
-
 // The type a registered kernel and its input run in: bf16 (the `--t2w-type-voc bf16` path) or
 // f32 (oneDNN's f32 convolution on channels-last data: the f32 vocoder's math up to the sums'
 // order, for where it beats our direct convolution; bench-t2w-conv measures both).
 enum class ConvType { bf16, f32 };
+
+// Whether a kernel of Cin input channels goes to oneDNN here. bf16: the transposes must run as
+// 16x16 register tiles (AVX-512F, Cin a multiple of 16); per element they cost more than the
+// bf16 products save at 64 channels (bench-t2w-conv, §14); others stay f32 (direct). f32: on
+// no CPU measured so far (an AVX2 EPYC: 1.5x slower per window than ggml's im2col path, §24);
+// RTF_T2W_VOC_ONEDNN_F32=1 sends the f32 vocoder's convolutions there anyway (an A/B switch).
+bool conv_pays(int64_t Cin, ConvType type);
 
 // Reorders a kernel (GGUF order, W[co][ci][k] at w + (co·Cin + ci)·K + k, F32) for a
 // convolution of `type` and registers it under `key` (the ggml tensor the vocoder will hand to

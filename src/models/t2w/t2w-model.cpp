@@ -270,23 +270,27 @@ int register_onednn_weights(GgufWeights &w, ggml_type type,
     return n;
 }
 
-// Whether the f32 vocoder's convolutions go to oneDNN's f32 convolution instead of our direct
-// one: RTF_T2W_VOC_ONEDNN_F32=1 (an A/B switch; docs/measurements.md §24 says which won).
-bool voc_f32_onednn() {
+// Whether the f32 vocoder's convolutions go to oneDNN's f32 convolution: by default where
+// onednn::conv_pays() says it wins (no CPU measured so far: docs/measurements.md §24);
+// RTF_T2W_VOC_ONEDNN_F32=1 / 0 forces it on / off (A/B).
+enum class VocF32 { by_cpu, on, off };
+VocF32 voc_f32_onednn() {
     const char *e = std::getenv("RTF_T2W_VOC_ONEDNN_F32");
-    return e && std::string(e) == "1";
+    if (e && std::string(e) == "1") return VocF32::on;
+    if (e && std::string(e) == "0") return VocF32::off;
+    return VocF32::by_cpu;
 }
 
 // Hands the vocoder's conv kernels `pick` selects (3-D F32 [K, Cin, Cout]) to oneDNN's
 // convolution of `type` (onednn-conv.h) where onednn::conv_pays() says it wins on this CPU. A
 // kernel left out or refused stays f32 on the direct convolution. Returns the count registered.
 int register_onednn_convs(GgufWeights &w, const std::function<bool(const std::string &, const ggml_tensor *)> &pick,
-                          onednn::ConvType type) {
+                          onednn::ConvType type, bool forced = false) {
     int n = 0;
     if (!w.buffer || !ggml_backend_buffer_is_host(w.buffer)) return 0;
     for (const auto &[name, t] : w.tensors) {
         if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) || ggml_n_dims(t) != 3 || !pick(name, t)) continue;
-        if (!onednn::conv_pays(t->ne[1])) continue;
+        if (!forced && !onednn::conv_pays(t->ne[1], type)) continue;
         try {
             onednn::register_conv(t, static_cast<const float *>(t->data), t->ne[2], t->ne[1], t->ne[0], type);
         } catch (const Error &) {
@@ -428,8 +432,9 @@ std::unique_ptr<T2wModel> T2wModel::load(const std::string &dir, const T2wConfig
                                                : std::string("switched off by RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0")) +
                         "); or use f32 or f16");
         m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv, onednn::ConvType::bf16);
-    } else if (tv == GGML_TYPE_F32 && cpu_voc && onednn::available() && voc_f32_onednn()) {
-        m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv, onednn::ConvType::f32);
+    } else if (tv == GGML_TYPE_F32 && cpu_voc && onednn::available() && voc_f32_onednn() != VocF32::off) {
+        // (a kernel oneDNN refuses stays on the direct convolution or im2col below)
+        m->n_onednn_ += register_onednn_convs(*m->hift_w_, voc_conv, onednn::ConvType::f32, voc_f32_onednn() == VocF32::on);
     } else {
         make_mm_copies(*m->hift_w_, tv, m->dev_voc_, voc_conv);
     }
