@@ -80,6 +80,23 @@ void expect_within_sum_bound(const std::vector<float> &y, const std::vector<floa
     // the loop, worst = 0; a wrong layout or transposed product is far outside the bound)
 }
 
+// The tiny kit's PCM from `m` for 40 seeded random codes, the vocoder on 2 threads; and the SNR
+// of `x` against `ref` in dB.
+std::vector<float> tiny_pcm(const T2wModel &m, unsigned seed) {
+    std::mt19937 r(seed);
+    std::vector<int32_t> toks(40);
+    for (auto &t : toks) t = static_cast<int32_t>(r() % 6561);
+    T2wConfig cfg;
+    cfg.threads_voc = 2;
+    T2wStream st(m, cfg);
+    return st.push(toks, true);
+}
+double snr_db(const std::vector<float> &ref, const std::vector<float> &x) {
+    double s = 0, e = 0;
+    for (size_t i = 0; i < ref.size(); ++i) s += double(ref[i]) * ref[i], e += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
+    return 10.0 * std::log10(s / std::max(e, 1e-30));
+}
+
 #define NEED_ONEDNN() \
     if (!onednn::available()) GTEST_SKIP() << "oneDNN is not in this build (libdnnl-dev) or is switched off"
 
@@ -248,11 +265,6 @@ TEST(OnednnLinear, EngineOnOnednnMatchesThePackedPath) {
     std::mt19937 r(11);
     std::vector<int32_t> toks(60);
     for (auto &t : toks) t = static_cast<int32_t>(r() % 6561);
-    auto snr = [](const std::vector<float> &ref, const std::vector<float> &x) {
-        double s = 0, e = 0;
-        for (size_t i = 0; i < ref.size(); ++i) s += double(ref[i]) * ref[i], e += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
-        return 10.0 * std::log10(s / std::max(e, 1e-30));
-    };
     EnvGuard voc("RTF_T2W_VOC_ONEDNN_F32", "0");  // the linear layers alone (the vocoder's convs: below)
     for (const char *type : {"f32", "bf16"}) {
         SCOPED_TRACE(type);
@@ -276,7 +288,7 @@ TEST(OnednnLinear, EngineOnOnednnMatchesThePackedPath) {
         ASSERT_EQ(pa.size(), pb.size());
         // f32: float rounding only; bf16: both round the same activations to bf16, but a last-bit
         // difference upstream can move a rounding downstream
-        EXPECT_GT(snr(pb, pa), std::string(type) == "f32" ? 60.0 : 30.0);
+        EXPECT_GT(snr_db(pb, pa), std::string(type) == "f32" ? 60.0 : 30.0);
         T2wStream a2(*on, cfg);
         const auto pa2 = a2.push(toks, true);
         EXPECT_EQ(0, std::memcmp(pa.data(), pa2.data(), pa.size() * sizeof(float))) << "not bit-identical across runs";
@@ -387,19 +399,10 @@ TEST(OnednnConv, F32VocoderOnOnednnMatchesTheNativePath) {
         off = T2wModel::load(dir, T2wConfig::typed("f32", "f32"));
     }
     EXPECT_GT(on->onednn_weights(), off->onednn_weights());
-    std::mt19937 r(7);
-    std::vector<int32_t> toks(40);
-    for (auto &t : toks) t = static_cast<int32_t>(r() % 6561);
-    T2wConfig cfg;
-    cfg.threads_voc = 2;
-    T2wStream a(*on, cfg), b(*off, cfg);
-    const auto pa = a.push(toks, true), pb = b.push(toks, true);
+    const auto pa = tiny_pcm(*on, 7), pb = tiny_pcm(*off, 7);
     ASSERT_EQ(pa.size(), pb.size());
-    double s = 0, e = 0;
-    for (size_t i = 0; i < pb.size(); ++i) s += double(pb[i]) * pb[i], e += (double(pa[i]) - pb[i]) * (double(pa[i]) - pb[i]);
-    EXPECT_GT(10.0 * std::log10(s / std::max(e, 1e-30)), 60.0);
-    T2wStream a2(*on, cfg);
-    const auto pa2 = a2.push(toks, true);
+    EXPECT_GT(snr_db(pb, pa), 60.0);
+    const auto pa2 = tiny_pcm(*on, 7);
     EXPECT_EQ(0, std::memcmp(pa.data(), pa2.data(), pa.size() * sizeof(float))) << "not bit-identical across runs";
 }
 
@@ -426,16 +429,8 @@ TEST(OnednnConv, Bf16VocoderLoadsOrIsRefusedWithTheReason) {
     auto f32 = T2wModel::load(dir, T2wConfig::typed("f32", "f32"));
     EXPECT_GT(bf->onednn_weights(), 0);
     EXPECT_EQ(f32->onednn_weights(), 0);
-    std::mt19937 r(5);
-    std::vector<int32_t> toks(40);
-    for (auto &t : toks) t = static_cast<int32_t>(r() % 6561);
-    T2wConfig cfg;
-    cfg.threads_voc = 2;
-    T2wStream a(*bf, cfg), b(*f32, cfg);
-    const auto pa = a.push(toks, true), pb = b.push(toks, true);
+    const auto pa = tiny_pcm(*bf, 5), pb = tiny_pcm(*f32, 5);
     ASSERT_EQ(pa.size(), pb.size());
-    double s = 0, e = 0;
-    for (size_t i = 0; i < pb.size(); ++i) s += double(pb[i]) * pb[i], e += (double(pa[i]) - pb[i]) * (double(pa[i]) - pb[i]);
     // the tiny kit's 16/8/4-channel stages are partly off the tile path; bf16 rounding only
-    EXPECT_GT(10.0 * std::log10(s / std::max(e, 1e-30)), 25.0);
+    EXPECT_GT(snr_db(pb, pa), 25.0);
 }
