@@ -320,6 +320,7 @@ static void add_t2w_command(CLI::App &app, Action &action) {
                                           "warm-up run of the first window (shows what the first window pays cold); "
                                           "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times; RTF_T2W_PACKED=0 ggml's mul_mat instead of the packed AVX-512F GEMM for F32 weights and the AVX512-BF16 one for bf16 token2mel weights (A/B, or to rule it out); "
                                           "RTF_T2W_CONV=0 the vocoder's convolutions as im2col + the packed GEMM instead of the direct AVX-512F convolution; "
+                                          "RTF_T2W_VOC_ONEDNN_F32=1 the f32 vocoder's convolutions on oneDNN's f32 convolution (A/B; off by default: slower where measured); "
                                           "RTF_T2W_ATTN=ggml the DiT's attention as ggml's graph instead of the fused AVX-512F op; RTF_T2W_CFG_BATCH=1|0 forces the two CFG branches into one batch-2 graph per Euler step (each DiT weight read once per step; a thread barrier per node) or two graphs on two threads (default with >= 2 token2mel threads)");
     sub->add_option("--models", o->models, "Kit dir containing token2wav-gguf/, or that dir itself")->required();
     auto *tok = sub->add_option("--tokens", o->tokens_file, "File of audio codes 0..6560 (whitespace/comma separated)");

@@ -253,21 +253,21 @@ void slice(ConvWeight &w, const float *x, int64_t ldx, int64_t Tin, int stride, 
                 if (f32)
                     s.xf[r * Cin + ci] = v;
                 else
-                    s.xb[r * Cin + ci] = ti >= 0 && ti < Tin ? detail::f32_to_bf16(v) : 0;
+                    s.xb[r * Cin + ci] = detail::f32_to_bf16(v);
             }
         }
     }
-    memory sm({{1, Cin, in_len}, w.type, tag::nwc}, engine(), f32 ? static_cast<void *>(s.xf.data()) : static_cast<void *>(s.xb.data()));
+    // the channels-last input, bf16 or f32: chunk c starts (c - base)·stride rows in
+    char *in0 = f32 ? reinterpret_cast<char *>(s.xf.data()) : reinterpret_cast<char *>(s.xb.data());
+    const size_t row_bytes = static_cast<size_t>(Cin) * (f32 ? sizeof(float) : sizeof(uint16_t));
+    memory sm({{1, Cin, in_len}, w.type, tag::nwc}, engine(), in0);
     memory dm({{1, Cout, L}, dt::f32, tag::nwc}, engine(), s.yf.data());
     memory bm({{Cout}, dt::f32, tag::a}, engine(), const_cast<float *>(bias));
     memory pm({{static_cast<memory::dim>(p->scratch)}, dt::u8, tag::a}, engine(), s.pad.data());
     dnnl::stream &st = detail::thread_stream();
     for (int64_t c0 = t0; c0 < t1; c0 += L) {
         const int64_t cs = std::min(c0, t1 - L);
-        if (f32)
-            sm.set_data_handle(s.xf.data() + (cs - base) * stride * Cin);
-        else
-            sm.set_data_handle(s.xb.data() + (cs - base) * stride * Cin);
+        sm.set_data_handle(in0 + static_cast<size_t>((cs - base) * stride) * row_bytes);
         dm.set_data_handle(s.yf.data() + (cs - base) * Cout);
         p->cv.execute(st,
                       {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, p->w}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}, {DNNL_ARG_SCRATCHPAD, pm}});
