@@ -3,8 +3,9 @@
 // per output in k order, so equality is exact (bit for bit) — on shapes that are not
 // multiples of the blocks (N not a multiple of 16 or 32, M from 1 past 12, odd K), split
 // across threads in every way; packing in place; the ggml custom op in a graph on several
-// threads; and the orientation against ggml's own mul_mat (within float rounding). On a
-// CPU without AVX-512F the same tests check the portable path.
+// threads; and the orientation against ggml's own mul_mat (within float rounding). The
+// AVX2 kernel is checked on any CPU with AVX2 (forced by RTF_T2W_PACKED=avx2); on a CPU
+// with neither the same tests check the portable path.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,7 +57,10 @@ TEST(PackedGemm, PackLayoutIsPanelKMajorWithZeroPadding) {
         }
 }
 
-TEST(PackedGemm, EqualsReferenceBitForBitOnOddShapes) {
+namespace {
+// Every shape's product (with and without bias) equals the reference bit for bit, on the
+// kernel gemm::kernel_isa() picks now.
+void expect_reference_bits_on_odd_shapes() {
     const Shape shapes[] = {{1, 1, 1},    {5, 7, 1},     {16, 16, 12},  {17, 33, 13}, {31, 9, 2},  {32, 64, 25},
                             {33, 65, 11}, {48, 100, 24}, {80, 512, 56}, {47, 3, 37},  {64, 1, 5},  {96, 130, 1}};
     unsigned seed = 1;
@@ -72,6 +76,23 @@ TEST(PackedGemm, EqualsReferenceBitForBitOnOddShapes) {
             EXPECT_TRUE(bit_equal(got, want)) << "N=" << s.N << " K=" << s.K << " M=" << s.M << " bias=" << with_bias;
         }
     }
+}
+
+}  // namespace
+
+TEST(PackedGemm, EqualsReferenceBitForBitOnOddShapes) { expect_reference_bits_on_odd_shapes(); }
+
+// The AVX2 + FMA kernel (an AVX2-only CPU's; RTF_T2W_PACKED=avx2 forces it on an AVX-512
+// one, so every CI machine checks it): 6-token blocks and the masked last panel, bit for bit.
+TEST(PackedGemm, Avx2KernelEqualsReferenceBitForBit) {
+    if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+    const char *old = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = old ? old : "";
+    ::setenv("RTF_T2W_PACKED", "avx2", 1);
+    EXPECT_EQ(gemm::kernel_isa(), gemm::Isa::avx2);
+    expect_reference_bits_on_odd_shapes();
+    if (old) ::setenv("RTF_T2W_PACKED", saved.c_str(), 1);
+    else ::unsetenv("RTF_T2W_PACKED");
 }
 
 TEST(PackedGemm, StridedRowsAndEveryThreadSplitGiveTheSameBits) {
@@ -209,23 +230,30 @@ TEST(PackedGemm, ConvKMajorReadsTheInputInPlace) {
     ggml_free(ctx);
 }
 
-TEST(PackedGemm, EnabledOnlyWithAvx512f) {
+TEST(PackedGemm, EnabledWithAvx512fOrAvx2Fma) {
     // The CPU's own answer (cpuid through the compiler), independent of the code under test:
     // a detection bug would otherwise turn the packed path off (or on) unnoticed.
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    const bool cpu = __builtin_cpu_supports("avx512f");
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
-    const bool cpu = false;
+    const bool avx512 = false, avx2 = false;
 #endif
-    EXPECT_EQ(gemm::cpu_has_avx512f(), cpu);
+    EXPECT_EQ(gemm::cpu_has_avx512f(), avx512);
+    EXPECT_EQ(gemm::cpu_has_avx2_fma(), avx2);
     const char *old = std::getenv("RTF_T2W_PACKED");
     const std::string saved = old ? old : "";
     ::unsetenv("RTF_T2W_PACKED");
-    EXPECT_EQ(gemm::packed_enabled(), cpu);
+    EXPECT_EQ(gemm::kernel_isa(), avx512 ? gemm::Isa::avx512 : avx2 ? gemm::Isa::avx2 : gemm::Isa::portable);
+    EXPECT_EQ(gemm::packed_enabled(), avx512 || avx2);
+    ::setenv("RTF_T2W_PACKED", "avx2", 1);  // the AVX2 kernel where the CPU has it, else as unset
+    EXPECT_EQ(gemm::kernel_isa(), avx2 ? gemm::Isa::avx2 : avx512 ? gemm::Isa::avx512 : gemm::Isa::portable);
+    EXPECT_EQ(gemm::packed_enabled(), avx512 || avx2);
     ::setenv("RTF_T2W_PACKED", "0", 1);
     EXPECT_FALSE(gemm::packed_enabled());
     if (old) ::setenv("RTF_T2W_PACKED", saved.c_str(), 1);
     else ::unsetenv("RTF_T2W_PACKED");
-    if (!cpu) GTEST_SKIP() << "no AVX-512F on this CPU: only the 'off' side was checked";
+    EXPECT_STREQ(gemm::isa_name(gemm::Isa::avx2), "avx2");
+    if (!avx512 && !avx2) GTEST_SKIP() << "neither AVX-512F nor AVX2 + FMA on this CPU: only the 'off' side was checked";
 }

@@ -300,12 +300,12 @@ TEST_F(TinyKit, DimsInferredFromTensors) {
     EXPECT_EQ(model->hift_dims().channels, (std::vector<int>{8, 4, 2}));
 }
 
-// The packed F32 GEMM (packed-gemm.h) in the engine: with AVX-512F the tiny kit's token2mel
+// The packed F32 GEMM (packed-gemm.h) in the engine: with AVX-512F or AVX2 the tiny kit's token2mel
 // weights are packed in place at load, and the PCM stays within float rounding of ggml's
 // mul_mat path (a model loaded with RTF_T2W_PACKED=0). Packing the wrong tensor, or a
 // transposed product, would give noise, far below 60 dB.
 TEST_F(TinyKit, PackedGemmMatchesGgmlMulMatPath) {
-    if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: the packed GEMM is off";
+    if (gemm::kernel_isa() == gemm::Isa::portable) GTEST_SKIP() << "neither AVX-512F nor AVX2 + FMA: the packed GEMM is off";
     const char *prev = std::getenv("RTF_T2W_PACKED");
     const std::string saved = prev ? prev : "";
     setenv("RTF_T2W_PACKED", "1", 1);

@@ -159,7 +159,9 @@ __attribute__((target("avx512f"))) void block_edge(const float *wp, const Geomet
 
 bool enabled() {
     const char *e = std::getenv("RTF_T2W_CONV");
-    return gemm::packed_enabled() && !(e && std::strcmp(e, "0") == 0);
+    // The direct kernel is AVX-512F only: with the packed GEMM's AVX2 kernel (an AVX2 CPU,
+    // or RTF_T2W_PACKED=avx2) the vocoder keeps im2col + that GEMM.
+    return gemm::packed_enabled() && gemm::kernel_isa() == gemm::Isa::avx512 && !(e && std::strcmp(e, "0") == 0);
 }
 
 int64_t packed_floats(int64_t Cout, int64_t Cin, int64_t K) { return (Cout + kRows - 1) / kRows * kRows * Cin * K; }

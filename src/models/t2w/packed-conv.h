@@ -24,8 +24,9 @@
 // order of im2col + the packed GEMM (its K·Cin index is ci·K + k) followed by ggml_add, so the
 // vocoder's output does not move when this path replaces that one.
 //
-// Dispatch: enabled() is gemm::packed_enabled() (AVX-512F, RTF_T2W_PACKED not "0") and
-// RTF_T2W_CONV not "0"; with it off the vocoder keeps im2col + the packed GEMM. conv() itself
+// Dispatch: enabled() is gemm::packed_enabled() with the GEMM's AVX-512F kernel (AVX-512F,
+// RTF_T2W_PACKED neither "0" nor "avx2") and RTF_T2W_CONV not "0"; with it off the vocoder
+// keeps im2col + the packed GEMM (on an AVX2 CPU, its AVX2 kernel). conv() itself
 // also runs without AVX-512F (a portable loop, for tests), but slowly.
 #include <cstdint>
 
@@ -35,7 +36,7 @@ namespace rtf::t2w::conv {
 
 constexpr int kRows = 8;  // output channels per block
 
-// gemm::packed_enabled() and RTF_T2W_CONV is unset or not "0" (read on each call:
+// gemm::packed_enabled() on its AVX-512F kernel and RTF_T2W_CONV unset or not "0" (read on each call:
 // T2wModel::load asks once per model).
 bool enabled();
 

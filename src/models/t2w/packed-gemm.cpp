@@ -31,7 +31,7 @@ struct Tiling {
     int64_t units() const { return tiles * mblocks; }
 };
 
-// One unit without AVX-512: the reference's arithmetic on the packed layout.
+// One unit without AVX-512F or AVX2: the reference's arithmetic on the packed layout.
 void unit_portable(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx, const float *bias, float *y,
                    int64_t ldy, int64_t n0, int64_t n1, int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
@@ -79,6 +79,72 @@ __attribute__((target("avx512f"))) void kernel(const float *a, int64_t K, const 
     }
 }
 
+// AVX2 + FMA: one panel (16 outputs = 2 vectors of 8) x R <= 6 tokens, 12 accumulators in
+// 12 of the 16 YMM registers (per k two weight loads and R broadcasts feed 2R FMAs). The
+// arithmetic per output is the AVX-512 kernel's: one fma chain in k order, then + b.
+constexpr int kAvx2Rows = 6;
+
+template <int R>
+__attribute__((target("avx2,fma"))) void kernel_avx2(const float *a, int64_t K, const float *x, int64_t ldx,
+                                                     const float *bias, float *y, int64_t ldy, int cols) {
+    __m256 c0[R], c1[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) c0[r] = _mm256_setzero_ps(), c1[r] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < K; ++k) {
+        _mm_prefetch(reinterpret_cast<const char *>(a + (k + 16) * kPanel), _MM_HINT_T0);
+        const __m256 w0 = _mm256_loadu_ps(a + k * kPanel), w1 = _mm256_loadu_ps(a + k * kPanel + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m256 b = _mm256_broadcast_ss(x + r * ldx + k);
+            c0[r] = _mm256_fmadd_ps(w0, b, c0[r]);
+            c1[r] = _mm256_fmadd_ps(w1, b, c1[r]);
+        }
+    }
+    // Bias added after the sum (the reference's order); the last panel of N stores only its
+    // real outputs (the packed rows past N are zeros, computed and dropped).
+    __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+    if (bias) {
+        alignas(32) float bv[kPanel] = {};
+        std::memcpy(bv, bias, sizeof(float) * static_cast<size_t>(cols));
+        b0 = _mm256_load_ps(bv);
+        b1 = _mm256_load_ps(bv + 8);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        const __m256 v0 = bias ? _mm256_add_ps(c0[r], b0) : c0[r], v1 = bias ? _mm256_add_ps(c1[r], b1) : c1[r];
+        float *yr = y + r * ldy;
+        if (cols == kPanel) {
+            _mm256_storeu_ps(yr, v0);
+            _mm256_storeu_ps(yr + 8, v1);
+        } else {
+            alignas(32) float t[kPanel];
+            _mm256_store_ps(t, v0);
+            _mm256_store_ps(t + 8, v1);
+            std::memcpy(yr, t, sizeof(float) * static_cast<size_t>(cols));
+        }
+    }
+}
+
+using KernelAvx2Fn = void (*)(const float *, int64_t, const float *, int64_t, const float *, float *, int64_t, int);
+constexpr KernelAvx2Fn kAvx2Kernels[kAvx2Rows] = {&kernel_avx2<1>, &kernel_avx2<2>, &kernel_avx2<3>,
+                                                  &kernel_avx2<4>, &kernel_avx2<5>, &kernel_avx2<6>};
+
+// A unit (two panels from p0 x tokens m0..m1) as panel-by-panel blocks of up to 6 tokens:
+// the panel's K·16 weights stay in cache across its token blocks.
+void unit_avx2(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx, const float *bias, float *y,
+               int64_t ldy, int64_t p0, int64_t m0, int64_t m1) {
+    const int64_t p1 = std::min<int64_t>(p0 + 2, (N + kPanel - 1) / kPanel);
+    for (int64_t p = p0; p < p1; ++p) {
+        const int64_t n0 = p * kPanel;
+        const int cols = static_cast<int>(std::min<int64_t>(kPanel, N - n0));
+        for (int64_t r0 = m0; r0 < m1; r0 += kAvx2Rows) {
+            const int R = static_cast<int>(std::min<int64_t>(kAvx2Rows, m1 - r0));
+            kAvx2Kernels[R - 1](packed + p * K * kPanel, K, x + r0 * ldx, ldx, bias ? bias + n0 : nullptr,
+                                y + r0 * ldy + n0, ldy, cols);
+        }
+    }
+}
+
 using KernelFn = void (*)(const float *, int64_t, const float *, int64_t, const float *, float *, int64_t, __mmask16);
 
 template <int P, int... Rs>
@@ -113,9 +179,34 @@ bool cpu_has_avx512f() {
 #endif
 }
 
+bool cpu_has_avx2_fma() {
+#if RTF_GEMM_X86
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+Isa kernel_isa() {
+    const char *e = std::getenv("RTF_T2W_PACKED");
+    const bool avx2 = cpu_has_avx2_fma();
+    if (e && std::strcmp(e, "avx2") == 0 && avx2) return Isa::avx2;
+    if (cpu_has_avx512f()) return Isa::avx512;
+    return avx2 ? Isa::avx2 : Isa::portable;
+}
+
+const char *isa_name(Isa isa) {
+    switch (isa) {
+    case Isa::avx512: return "avx512";
+    case Isa::avx2: return "avx2";
+    case Isa::portable: break;
+    }
+    return "portable";
+}
+
 bool packed_enabled() {
     const char *e = std::getenv("RTF_T2W_PACKED");
-    return cpu_has_avx512f() && !(e && std::strcmp(e, "0") == 0);
+    return kernel_isa() != Isa::portable && !(e && std::strcmp(e, "0") == 0);
 }
 
 int64_t packed_floats(int64_t N, int64_t K) { return (N + kPanel - 1) / kPanel * kPanel * K; }
@@ -141,11 +232,7 @@ void gemm(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx
     if (N <= 0 || M <= 0) return;
     const Tiling t(N, M);
     const int64_t u0 = t.units() * ith / nth, u1 = t.units() * (ith + 1) / nth;
-#if RTF_GEMM_X86
-    const bool fast = cpu_has_avx512f();
-#else
-    const bool fast = false;
-#endif
+    const Isa isa = kernel_isa();
     for (int64_t u = u0; u < u1; ++u) {
         const int64_t tile = u / t.mblocks, mb = u % t.mblocks;
         const int64_t p0 = tile * 2;
@@ -156,14 +243,18 @@ void gemm(const float *packed, int64_t N, int64_t K, const float *x, int64_t ldx
             continue;
         }
 #if RTF_GEMM_X86
-        if (fast) {
+        if (isa == Isa::avx512) {
             unit_avx512(packed, N, K, x, ldx, bias, y, ldy, p0, m0, m1);
+            continue;
+        }
+        if (isa == Isa::avx2) {
+            unit_avx2(packed, N, K, x, ldx, bias, y, ldy, p0, m0, m1);
             continue;
         }
 #endif
         unit_portable(packed, N, K, x, ldx, bias, y, ldy, p0 * kPanel, std::min<int64_t>(N, (p0 + 2) * kPanel), m0, m1);
     }
-    (void)fast;
+    (void)isa;
 }
 
 void gemm_reference(const float *w, int64_t N, int64_t K, const float *x, int64_t ldx, int64_t M, const float *bias,

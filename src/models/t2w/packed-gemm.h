@@ -18,9 +18,16 @@
 // the window length (streamed == one-shot stays exact). They differ from ggml's mul_mat
 // (which sums in another order) in the last bits.
 //
-// Dispatch: packed_enabled() is true only on a CPU with AVX-512F (cpuid) when the
+// An AVX2 + FMA kernel (for CPUs without AVX-512: one panel x 6 tokens in 12 YMM
+// accumulators, the same packed layout) computes the same fma chain per output: its results
+// are the same bits. On an AVX2-only AMD EPYC (Zen 3) ggml's F32 mul_mat ran at ~50 % of
+// the FMA peak (docs/measurements.md §24), which is why this kernel exists there too.
+//
+// Dispatch: packed_enabled() is true on a CPU with AVX-512F or AVX2 + FMA (cpuid) when the
 // environment variable RTF_T2W_PACKED is not "0"; callers keep ggml's mul_mat otherwise.
-// gemm() itself also runs without AVX-512F (a portable loop, for tests), but slowly.
+// RTF_T2W_PACKED=avx2 runs the AVX2 kernel on an AVX-512 CPU too (A/B, and its tests on
+// any CI machine). gemm() itself also runs without either (a portable loop, for tests),
+// but slowly.
 #include <cstdint>
 
 #include <ggml.h>
@@ -31,8 +38,15 @@ constexpr int kPanel = 16;  // output rows per panel (one AVX-512 vector)
 
 // The CPU reports AVX-512F (and the OS saves its registers).
 bool cpu_has_avx512f();
-// cpu_has_avx512f() and RTF_T2W_PACKED is unset or not "0" (read on each call: T2wModel::load
-// asks once per model).
+// The CPU reports AVX2 and FMA.
+bool cpu_has_avx2_fma();
+// The micro-kernel gemm() runs: avx512 with AVX-512F, else avx2 with AVX2 + FMA (also on an
+// AVX-512 CPU when RTF_T2W_PACKED=avx2), else the portable loop. Read on each call.
+enum class Isa { portable, avx2, avx512 };
+Isa kernel_isa();
+const char *isa_name(Isa isa);  // "avx512", "avx2", "portable"
+// kernel_isa() is not portable and RTF_T2W_PACKED is unset or not "0" (read on each call:
+// T2wModel::load asks once per model).
 bool packed_enabled();
 
 // Floats a packed W of N outputs x K inputs takes: ceil(N/16)·16·K.
