@@ -18,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -580,13 +581,21 @@ TEST(T2wBlocks, GeluFastEqualsGgmlGelu) {
     for (int i = -100000; i <= 100000; i += 3) z.push_back(static_cast<float>(i) * 1e-4f);
     for (float v : {-1000.0f, -10.5f, -10.0f, -9.9999f, -0.0f, 0.0f, 1e-30f, -1e-30f, 9.9999f, 10.0f, 10.5f, 1000.0f}) z.push_back(v);
     z.push_back(0.5f);  // 66680 values: not a multiple of 16
-    Net n(43);
-    ggml_tensor *x = n.input({static_cast<int64_t>(z.size())}, z);
-    const auto got = n.run({blocks::gelu_fast(n.ctx, x), ggml_gelu(n.ctx, x)});
-    size_t differ = 0;
-    for (size_t i = 0; i < z.size(); ++i) differ += std::memcmp(&got[0][i], &got[1][i], sizeof(float)) != 0;
-    EXPECT_EQ(differ, 0u);
-    EXPECT_EQ(got[0].back(), got[1].back());
+    // this CPU's row kernel, then the AVX2 one (RTF_T2W_PACKED=avx2; the same where it is the CPU's)
+    const char *old = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = old ? old : "";
+    for (const char *packed : {"", "avx2"}) {
+        if (*packed) setenv("RTF_T2W_PACKED", packed, 1);
+        Net n(43);
+        ggml_tensor *x = n.input({static_cast<int64_t>(z.size())}, z);
+        const auto got = n.run({blocks::gelu_fast(n.ctx, x), ggml_gelu(n.ctx, x)});
+        size_t differ = 0;
+        for (size_t i = 0; i < z.size(); ++i) differ += std::memcmp(&got[0][i], &got[1][i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0u) << "RTF_T2W_PACKED=" << packed;
+        EXPECT_EQ(got[0].back(), got[1].back());
+    }
+    if (old) setenv("RTF_T2W_PACKED", saved.c_str(), 1);
+    else unsetenv("RTF_T2W_PACKED");
 }
 
 TEST(T2wBlocks, MishFusedMatchesExactAndChain) {
