@@ -4,11 +4,13 @@
 // shapes that leave remainders in every block (frames not a multiple of 6 or 16, more than
 // 64 frames, a tiny cache, dh 8 = the portable path) — on 1 and 3 threads; the cache read
 // through strided views, as the engine's view into the prompt cache; the whole against a
-// double-precision softmax attention; and exp_neg() against libm. On a CPU without
-// AVX-512F the op runs the reference itself and the same tests hold.
+// double-precision softmax attention; and exp_neg() against libm. The AVX2 kernels are
+// checked on any CPU with AVX2 (RTF_T2W_PACKED=avx2); on a CPU with neither the op runs the
+// reference itself and the same tests hold.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 
 #include "common/randn.h"
 #include "models/t2w/dit-attention.h"
+#include "models/t2w/packed-gemm.h"
 
 using namespace rtf::t2w;
 
@@ -148,6 +151,26 @@ TEST(DitAttention, OpEqualsItsReferenceBitForBitOnEveryShapeAndSplit) {
             EXPECT_TRUE(bit_equal(c.run(nth), ref)) << nth << " threads";
         }
     }
+}
+
+// The AVX2 kernels (an AVX2-only CPU's; RTF_T2W_PACKED=avx2 forces them on an AVX-512 one):
+// 6-key score blocks, 8-query softmax, 3-frame x 32-dim output blocks; the same bits.
+TEST(DitAttention, Avx2KernelsEqualTheReferenceBitForBit) {
+    if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+    const char *old = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = old ? old : "";
+    setenv("RTF_T2W_PACKED", "avx2", 1);
+    EXPECT_TRUE(attn::fused_enabled());
+    const Shape shapes[] = {{64, 8, 56, 302, 2}, {64, 2, 17, 5, 1}, {64, 1, 70, 3, 1}, {64, 3, 1, 1, 2}, {64, 1, 2, 7, 1}};
+    unsigned seed = 101;
+    for (const Shape &s : shapes) {
+        SCOPED_TRACE("H " + std::to_string(s.H) + " T " + std::to_string(s.T) + " L " + std::to_string(s.L));
+        const Case c(s, seed += 7);
+        const auto ref = c.reference();
+        for (const int nth : {1, 3}) EXPECT_TRUE(bit_equal(c.run(nth), ref)) << nth << " threads";
+    }
+    if (old) setenv("RTF_T2W_PACKED", saved.c_str(), 1);
+    else unsetenv("RTF_T2W_PACKED");
 }
 
 TEST(DitAttention, ReferenceIsSoftmaxAttentionWithinFloatRounding) {

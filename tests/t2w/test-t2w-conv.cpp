@@ -5,8 +5,9 @@
 // counts that are not multiples of the block, split across threads in every way; against a
 // plain double loop (within the stated float bound); the ggml op in a graph on 1 and 2
 // threads against the path it replaces (im2col + packed GEMM + ggml_add), bit for bit; and
-// the vocoder of a tiny kit with and without it (RTF_T2W_CONV=0), to float rounding. On a CPU
-// without AVX-512F the same tests check the portable path.
+// the vocoder of a tiny kit with and without it (RTF_T2W_CONV=0), to float rounding. The
+// AVX2 kernel is checked on any CPU with AVX2 (RTF_T2W_PACKED=avx2); on a CPU with neither
+// the same tests check the portable path.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,8 +108,10 @@ TEST(PackedConv, OutLenIsPyTorchConv1d) {
     EXPECT_EQ(g.out_len(301), 301);
 }
 
-// Bit for bit equal to the plain loop, with and without bias and residual, for every split.
-TEST(PackedConv, EqualsReferenceBitForBit) {
+namespace {
+// Bit for bit equal to the plain loop, with and without bias and residual, for every split,
+// on the kernel gemm::kernel_isa() picks now.
+void expect_reference_bits_on_vocoder_cases() {
     unsigned seed = 1;
     for (const Case &c : vocoder_cases()) {
         conv::Geometry g;
@@ -132,6 +135,21 @@ TEST(PackedConv, EqualsReferenceBitForBit) {
                 }
             }
     }
+}
+}  // namespace
+
+TEST(PackedConv, EqualsReferenceBitForBit) { expect_reference_bits_on_vocoder_cases(); }
+
+// The AVX2 + FMA kernel (an AVX2-only CPU's; RTF_T2W_PACKED=avx2 forces it on an AVX-512
+// one): its 4 x 24 sub-blocks, masked edges and gathers, the same bits.
+TEST(PackedConv, Avx2KernelEqualsReferenceBitForBit) {
+    if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+    const char *old = std::getenv("RTF_T2W_PACKED");
+    const std::string saved = old ? old : "";
+    setenv("RTF_T2W_PACKED", "avx2", 1);
+    expect_reference_bits_on_vocoder_cases();
+    if (old) setenv("RTF_T2W_PACKED", saved.c_str(), 1);
+    else unsetenv("RTF_T2W_PACKED");
 }
 
 // The contract itself against double arithmetic: |y - exact| <= n·2^-24·Σ|w·x| + 2^-24·|y|
@@ -244,7 +262,7 @@ TEST(PackedConv, RefusesUnpackedKernelAndMismatchingInput) {
 // another order, so the PCM agrees to float rounding: SNR > 90 dB (a wrong kernel, tap or
 // residual gives noise, far below).
 TEST(PackedConv, VocoderOutputMatchesIm2colPath) {
-    if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: weights are not packed";
+    if (gemm::kernel_isa() == gemm::Isa::portable) GTEST_SKIP() << "neither AVX-512F nor AVX2 + FMA: weights are not packed";
     rtf::test::ScratchDir scratch("t2w-conv");
     test::TinyKitDims dims;
     dims.c0 = 128;

@@ -213,6 +213,135 @@ __attribute__((target("avx512f"))) void head_avx512(const float *q, int64_t q_st
     for (; t + kR <= T; t += kR) pv_block<kR>(st.data(), ldT, rw, t, inv.data(), out, ldo);
     for (; t < T; ++t) pv_block<1>(st.data(), ldT, rw, t, inv.data(), out, ldo);
 }
+
+// AVX2 + FMA (a CPU without AVX-512F): the same layout (panels of 16 queries, each two
+// vectors of 8), the same operations in the same order per lane, so the same bits; blocks
+// sized for 16 YMM registers.
+__attribute__((target("avx2,fma"))) inline __m256 exp_neg8(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(kMinArg));
+    const __m256 rnd = _mm256_set1_ps(kRound);
+    const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), rnd), rnd);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+    __m256 p = _mm256_set1_ps(kP6);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+// Scores of NR keys against one panel of 16 queries (12 accumulators for NR = 6).
+template <int NR>
+__attribute__((target("avx2,fma"))) void score_block_avx2(const float *qp, int64_t dh, const float *const *kr, float scale,
+                                                          float *st, int64_t ldT) {
+    __m256 a0[NR], a1[NR];
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r) a0[r] = _mm256_setzero_ps(), a1[r] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < dh; ++d) {
+        const __m256 q0 = _mm256_loadu_ps(qp + d * kLanes), q1 = _mm256_loadu_ps(qp + d * kLanes + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < NR; ++r) {
+            const __m256 kb = _mm256_broadcast_ss(kr[r] + d);
+            a0[r] = _mm256_fmadd_ps(kb, q0, a0[r]);
+            a1[r] = _mm256_fmadd_ps(kb, q1, a1[r]);
+        }
+    }
+    const __m256 sv = _mm256_set1_ps(scale);
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r) {
+        _mm256_storeu_ps(st + r * ldT, _mm256_mul_ps(a0[r], sv));
+        _mm256_storeu_ps(st + r * ldT + 8, _mm256_mul_ps(a1[r], sv));
+    }
+}
+
+__attribute__((target("avx2,fma"))) void score_rows_avx2(const float *qp, int64_t dh, const Rows &rw, int64_t j0, int64_t j1,
+                                                         float scale, float *st, int64_t ldT) {
+    constexpr int kR = 6;
+    const float *kr[kR];
+    int64_t j = j0;
+    for (; j + kR <= j1; j += kR) {
+        for (int r = 0; r < kR; ++r) kr[r] = rw.key(j + r);
+        for (int r = kR; r < 2 * kR && j + r < j1; ++r) {
+            const char *nx = reinterpret_cast<const char *>(rw.key(j + r));
+            for (int64_t c = 0; c < dh * 4; c += 64) _mm_prefetch(nx + c, _MM_HINT_T0);
+        }
+        score_block_avx2<kR>(qp, dh, kr, scale, st + j * ldT, ldT);
+    }
+    for (; j < j1; ++j) {
+        kr[0] = rw.key(j);
+        score_block_avx2<1>(qp, dh, kr, scale, st + j * ldT, ldT);
+    }
+}
+
+// Outputs of NR queries over 32 of the 64 dims (from d0): Σ_j e[j][t]·v_j[d] in key order, × inv[t].
+template <int NR>
+__attribute__((target("avx2,fma"))) void pv_block_avx2(const float *st, int64_t ldT, const Rows &rw, int64_t t0, int64_t d0,
+                                                       const float *inv, float *out, int64_t ldo) {
+    __m256 acc[NR][4];
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r)
+        for (int i = 0; i < 4; ++i) acc[r][i] = _mm256_setzero_ps();
+    const int64_t NK = rw.T + rw.L;
+    for (int64_t j = 0; j < NK; ++j) {
+        const float *vj = rw.val(j) + d0;
+        if (j + 4 < NK) {
+            const char *nx = reinterpret_cast<const char *>(rw.val(j + 4) + d0);
+            _mm_prefetch(nx, _MM_HINT_T0), _mm_prefetch(nx + 64, _MM_HINT_T0);
+        }
+        const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16),
+                     v3 = _mm256_loadu_ps(vj + 24);
+        const float *ej = st + j * ldT + t0;
+#pragma GCC unroll 8
+        for (int r = 0; r < NR; ++r) {
+            const __m256 e = _mm256_broadcast_ss(ej + r);
+            acc[r][0] = _mm256_fmadd_ps(e, v0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(e, v1, acc[r][1]);
+            acc[r][2] = _mm256_fmadd_ps(e, v2, acc[r][2]);
+            acc[r][3] = _mm256_fmadd_ps(e, v3, acc[r][3]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r) {
+        const __m256 iv = _mm256_set1_ps(inv[t0 + r]);
+        for (int i = 0; i < 4; ++i) _mm256_storeu_ps(out + (t0 + r) * ldo + d0 + i * 8, _mm256_mul_ps(acc[r][i], iv));
+    }
+}
+
+// head_avx512's steps on AVX2 (dh = 64; the same scratch layouts).
+__attribute__((target("avx2,fma"))) void head_avx2(const float *q, int64_t q_stride, const Rows &rw, int64_t dh, float scale,
+                                                   float *out, int64_t ldo, std::vector<float> &qp, std::vector<float> &st,
+                                                   std::vector<float> &inv) {
+    const int64_t T = rw.T, NK = rw.T + rw.L;
+    const int64_t P = (T + kLanes - 1) / kLanes, ldT = P * kLanes;
+    qp.assign(static_cast<size_t>(P * dh * kLanes), 0.0f);
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t d = 0; d < dh; ++d) qp[((t / kLanes) * dh + d) * kLanes + t % kLanes] = q[t * q_stride + d];
+    st.resize(static_cast<size_t>(NK * ldT));
+    for (int64_t p = 0; p < P; ++p) score_rows_avx2(qp.data() + p * dh * kLanes, dh, rw, 0, NK, scale, st.data() + p * kLanes, ldT);
+    inv.resize(static_cast<size_t>(ldT));
+    for (int64_t c = 0; c < ldT; c += 8) {  // softmax over the keys, 8 queries at a time
+        float *col = st.data() + c;
+        __m256 mx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+        for (int64_t j = 0; j < NK; ++j) mx = _mm256_max_ps(mx, _mm256_loadu_ps(col + j * ldT));
+        __m256 sum = _mm256_setzero_ps();
+        for (int64_t j = 0; j < NK; ++j) {
+            const __m256 e = exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(col + j * ldT), mx));
+            _mm256_storeu_ps(col + j * ldT, e);
+            sum = _mm256_add_ps(sum, e);
+        }
+        _mm256_storeu_ps(inv.data() + c, _mm256_div_ps(_mm256_set1_ps(1.0f), sum));
+    }
+    constexpr int kR = 3;
+    for (int64_t d0 = 0; d0 < dh; d0 += 32) {
+        int64_t t = 0;
+        for (; t + kR <= T; t += kR) pv_block_avx2<kR>(st.data(), ldT, rw, t, d0, inv.data(), out, ldo);
+        for (; t < T; ++t) pv_block_avx2<1>(st.data(), ldT, rw, t, d0, inv.data(), out, ldo);
+    }
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -231,7 +360,8 @@ void attention_op(ggml_tensor *dst, int ith, int nth, void *) {
     auto *od = static_cast<float *>(dst->data);
 #if RTF_ATTN_X86
     thread_local std::vector<float> qp, st, inv;
-    const bool fast = dh == 64 && gemm::cpu_has_avx512f();
+    const gemm::Isa isa = gemm::kernel_isa();  // RTF_T2W_PACKED=avx2: the AVX2 kernels on an AVX-512 CPU too
+    const bool fast = dh == 64 && isa == gemm::Isa::avx512, avx2 = dh == 64 && isa == gemm::Isa::avx2;
 #endif
     for (int64_t it = i0; it < i1; ++it) {
         const int64_t b = it / H, h = it % H;
@@ -243,6 +373,10 @@ void attention_op(ggml_tensor *dst, int ith, int nth, void *) {
             head_avx512(qh, H * dh, rw, dh, scale, oh, H * dh, qp, st, inv);
             continue;
         }
+        if (avx2) {
+            head_avx2(qh, H * dh, rw, dh, scale, oh, H * dh, qp, st, inv);
+            continue;
+        }
 #endif
         head_reference(qh, H * dh, rw, dh, scale, oh, H * dh);
     }
@@ -252,7 +386,7 @@ void attention_op(ggml_tensor *dst, int ith, int nth, void *) {
 
 bool fused_enabled() {
     const char *e = std::getenv("RTF_T2W_ATTN");
-    return gemm::cpu_has_avx512f() && !(e && std::strcmp(e, "ggml") == 0);
+    return gemm::kernel_isa() != gemm::Isa::portable && !(e && std::strcmp(e, "ggml") == 0);
 }
 
 float exp_neg(float x) {

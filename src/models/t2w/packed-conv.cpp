@@ -153,15 +153,105 @@ __attribute__((target("avx512f"))) void block_edge(const float *wp, const Geomet
     }
     store_block(acc, bias, rows, res, ldr, y, ldy, nt);
 }
+
+// AVX2 + FMA (a CPU without AVX-512F): the unit's 8 channels x 48 times as four sub-blocks of
+// 4 channels x 24 times (three vectors of 8): 12 accumulators, 3 input vectors and one
+// weight broadcast fill the 16 YMM registers. Per output the same fma chain (ci, then k) and
+// the same bias / residual adds as the AVX-512F kernel: the same bits. Edge blocks mask
+// their loads (masked-off lanes are not read) and a stride > 1 gathers.
+constexpr int kRows2 = 4, kVecs2 = 3, kTimes2 = 8 * kVecs2;
+
+template <bool Edge>
+__attribute__((target("avx2,fma"))) void block_avx2(const float *wp, int r0, const Geometry &g, const float *x, int64_t ldx,
+                                                    int64_t Tin, int64_t t0, const float *bias, int rows,
+                                                    const float *res, int64_t ldr, float *y, int64_t ldy, int64_t nt) {
+    const int64_t K = g.K, s = g.stride, d = g.dilation;
+    __m256i mask[Edge ? kMaxMaskedK : 1][kVecs2];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lane_s = _mm256_mullo_epi32(lane, _mm256_set1_epi32(static_cast<int>(s)));
+    if constexpr (Edge) {
+        const __m256i lo = _mm256_set1_epi32(-1), hi = _mm256_set1_epi32(static_cast<int>(Tin));
+        for (int64_t k = 0; k < K; ++k)
+            for (int v = 0; v < kVecs2; ++v) {
+                const int64_t base = (t0 + 8 * v) * s + k * d - g.pad;
+                const __m256i i = _mm256_add_epi32(lane_s, _mm256_set1_epi32(static_cast<int>(base)));
+                mask[k][v] = _mm256_and_si256(_mm256_cmpgt_epi32(i, lo), _mm256_cmpgt_epi32(hi, i));
+            }
+    }
+    __m256 acc[kRows2][kVecs2];
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows2; ++r)
+        for (int v = 0; v < kVecs2; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int64_t ci = 0; ci < g.Cin; ++ci) {
+        const float *xr = x + ci * ldx;
+        const float *wr = wp + ci * K * kRows + r0;
+        for (int64_t k = 0; k < K; ++k) {
+            __m256 xv[kVecs2];
+#pragma GCC unroll 4
+            for (int v = 0; v < kVecs2; ++v) {
+                const int64_t base = (t0 + 8 * v) * s + k * d - g.pad;
+                if constexpr (!Edge) {
+                    xv[v] = _mm256_loadu_ps(xr + base);
+                } else if (s == 1) {
+                    xv[v] = _mm256_maskload_ps(reinterpret_cast<const float *>(reinterpret_cast<uintptr_t>(xr) + base * 4),
+                                               mask[k][v]);
+                } else {
+                    const __m256i i = _mm256_add_epi32(lane_s, _mm256_set1_epi32(static_cast<int>(base)));
+                    xv[v] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xr, i, _mm256_castsi256_ps(mask[k][v]), 4);
+                }
+            }
+#pragma GCC unroll 4
+            for (int r = 0; r < kRows2; ++r) {
+                const __m256 w = _mm256_broadcast_ss(wr + k * kRows + r);
+                for (int v = 0; v < kVecs2; ++v) acc[r][v] = _mm256_fmadd_ps(w, xv[v], acc[r][v]);
+            }
+        }
+    }
+    // constant indices only (loops unrolled): the accumulators stay in registers in the loop above
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows2; ++r) {
+        if (r >= rows) break;
+#pragma GCC unroll 4
+        for (int v = 0; v < kVecs2; ++v) {
+            const int64_t n = std::min<int64_t>(8, nt - 8 * v);
+            if (n <= 0) break;
+            const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lane);
+            __m256 val = acc[r][v];
+            if (bias) val = _mm256_add_ps(val, _mm256_set1_ps(bias[r]));
+            if (res) val = _mm256_add_ps(val, _mm256_maskload_ps(res + r * ldr + 8 * v, m));
+            _mm256_maskstore_ps(y + r * ldy + 8 * v, m, val);
+        }
+    }
+}
+
+// One unit (8 channels from c0 x 48 times from t0) on the AVX2 sub-blocks; wp = the
+// channel block's packed Cin·K·8 floats. Rows and times past the unit's end are not stored.
+void unit_avx2(const float *wp, const Geometry &g, const float *x, int64_t ldx, int64_t Tin, const float *bias,
+               const float *res, int64_t ldr, float *y, int64_t ldy, int64_t c0, int64_t c1, int64_t t0, int64_t t1) {
+    for (int r0 = 0; r0 < c1 - c0; r0 += kRows2) {
+        const int rows = static_cast<int>(std::min<int64_t>(kRows2, c1 - c0 - r0));
+        const int64_t co = c0 + r0;
+        for (int64_t ts = t0; ts < t1; ts += kTimes2) {
+            const float *bb = bias ? bias + co : nullptr;
+            const float *rb = res ? res + co * ldr + ts : nullptr;
+            float *yb = y + co * ldy + ts;
+            const int64_t nt = std::min<int64_t>(kTimes2, t1 - ts);
+            const int64_t first_in = ts * g.stride - g.pad;
+            const int64_t last_in = (ts + kTimes2 - 1) * g.stride + (g.K - 1) * g.dilation - g.pad;
+            if (g.stride == 1 && first_in >= 0 && last_in < Tin)
+                block_avx2<false>(wp, r0, g, x, ldx, Tin, ts, bb, rows, rb, ldr, yb, ldy, nt);
+            else
+                block_avx2<true>(wp, r0, g, x, ldx, Tin, ts, bb, rows, rb, ldr, yb, ldy, nt);
+        }
+    }
+}
 #endif
 
 }  // namespace
 
 bool enabled() {
     const char *e = std::getenv("RTF_T2W_CONV");
-    // The direct kernel is AVX-512F only: with the packed GEMM's AVX2 kernel (an AVX2 CPU,
-    // or RTF_T2W_PACKED=avx2) the vocoder keeps im2col + that GEMM.
-    return gemm::packed_enabled() && gemm::kernel_isa() == gemm::Isa::avx512 && !(e && std::strcmp(e, "0") == 0);
+    return gemm::packed_enabled() && !(e && std::strcmp(e, "0") == 0);
 }
 
 int64_t packed_floats(int64_t Cout, int64_t Cin, int64_t K) { return (Cout + kRows - 1) / kRows * kRows * Cin * K; }
@@ -190,7 +280,8 @@ void conv(const float *packed, const Geometry &g, const float *x, int64_t ldx, i
     const Tiling t(g, Tin, Tout);
     const int64_t u0 = t.units() * ith / nth, u1 = t.units() * (ith + 1) / nth;
 #if RTF_CONV_X86
-    const bool fast = gemm::cpu_has_avx512f() && g.K <= kMaxMaskedK;
+    const gemm::Isa isa = g.K <= kMaxMaskedK ? gemm::kernel_isa() : gemm::Isa::portable;  // RTF_T2W_PACKED=avx2 too
+    const bool fast = isa == gemm::Isa::avx512, avx2 = isa == gemm::Isa::avx2;
 #else
     const bool fast = false;
 #endif
@@ -212,6 +303,10 @@ void conv(const float *packed, const Geometry &g, const float *x, int64_t ldx, i
                 block_interior(packed + cb * blk, g, x + first_in, ldx, bb, rows, rb, ldr, yb, ldy, t1 - t0);
             else
                 block_edge(packed + cb * blk, g, x, ldx, Tin, t0, bb, rows, rb, ldr, yb, ldy, t1 - t0);
+            continue;
+        }
+        if (avx2) {
+            unit_avx2(packed + cb * blk, g, x, ldx, Tin, bias, res, ldr, y, ldy, c0, c1, t0, t1);
             continue;
         }
 #endif

@@ -9,7 +9,9 @@
 // keeps an 8 (output channels) x 48 (times, three vectors) block in 24 registers for the
 // whole (ci, k) loop; per (ci, k) three unaligned input loads (time-shifted by k·d - pad)
 // and eight weight broadcasts feed 24 FMAs. Zero padding is done with masked loads on the
-// blocks that touch an edge (no padded copy); a stride > 1 gathers.
+// blocks that touch an edge (no padded copy); a stride > 1 gathers. Without AVX-512F an
+// AVX2 + FMA kernel takes the same blocks as 4 x 24 sub-blocks (12 YMM accumulators) and
+// computes the same bits.
 //
 //   x  "tc" ne = [Tin, Cin] (time fastest; row stride ldx floats)
 //   W  GGUF ne = [K, Cin, Cout] (PyTorch [Cout, Cin, K])
@@ -24,10 +26,11 @@
 // order of im2col + the packed GEMM (its K·Cin index is ci·K + k) followed by ggml_add, so the
 // vocoder's output does not move when this path replaces that one.
 //
-// Dispatch: enabled() is gemm::packed_enabled() with the GEMM's AVX-512F kernel (AVX-512F,
-// RTF_T2W_PACKED neither "0" nor "avx2") and RTF_T2W_CONV not "0"; with it off the vocoder
-// keeps im2col + the packed GEMM (on an AVX2 CPU, its AVX2 kernel). conv() itself
-// also runs without AVX-512F (a portable loop, for tests), but slowly.
+// Dispatch: enabled() is gemm::packed_enabled() (AVX-512F or AVX2 + FMA, RTF_T2W_PACKED not
+// "0"; its kernel_isa() picks the kernel, so RTF_T2W_PACKED=avx2 runs the AVX2 one on an
+// AVX-512 CPU) and RTF_T2W_CONV not "0"; with it off the vocoder keeps im2col + the packed
+// GEMM. conv() itself
+// also runs without either (a portable loop, for tests), but slowly.
 #include <cstdint>
 
 #include <ggml.h>
@@ -36,7 +39,7 @@ namespace rtf::t2w::conv {
 
 constexpr int kRows = 8;  // output channels per block
 
-// gemm::packed_enabled() on its AVX-512F kernel and RTF_T2W_CONV unset or not "0" (read on each call:
+// gemm::packed_enabled() and RTF_T2W_CONV unset or not "0" (read on each call:
 // T2wModel::load asks once per model).
 bool enabled();
 
