@@ -20,6 +20,7 @@
 #include "core/wav.h"
 #include "models/gguf/gguf-file.h"
 #include "models/t2w/onednn-linear.h"
+#include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-op-profile.h"
 #include "models/t2w/t2w-profile.h"
@@ -109,8 +110,9 @@ int run_t2w(const T2wOptions &o) {
     const auto t_init = std::chrono::steady_clock::now();
     auto model = t2w::T2wModel::load(o.models, cfg, t2w::T2wLoadOptions::prompt(o.prompt_cache));
     // one line: which kernels run the products (and why oneDNN does not, when it does not)
-    std::cerr << "t2w: kernels: " << model->packed_weights() << " weights on our packed kernels, " << model->onednn_weights()
-              << " on oneDNN";
+    std::cerr << "t2w: kernels: " << model->packed_weights() << " weights on our packed kernels";
+    if (model->packed_weights() > 0) std::cerr << " (" << t2w::gemm::isa_name(t2w::gemm::kernel_isa()) << ")";
+    std::cerr << ", " << model->onednn_weights() << " on oneDNN";
     if (!t2w::onednn::compiled()) std::cerr << " (not in this build: install libdnnl-dev and rebuild)";
     else if (!t2w::onednn::available()) std::cerr << " (switched off: RTF_T2W_ONEDNN=0 or RTF_T2W_PACKED=0)";
     else std::cerr << " " << t2w::onednn::version() << ", ISA " << t2w::onednn::isa();
@@ -264,7 +266,10 @@ int run_t2w(const T2wOptions &o) {
         // string per compute type, with the products it computed in this run)
         nlohmann::json impls = nlohmann::json::array();
         for (const auto &ic : t2w::onednn::impls_used()) impls.push_back({{"impl", ic.impl}, {"calls", ic.calls}});
+        // packed_isa: which micro-kernels our packed GEMM / direct conv / fused attention ran
+        // ("avx512", "avx2"; "off" with RTF_T2W_PACKED=0 or a CPU with neither)
         j["kernels"] = {{"packed_weights", model->packed_weights()},
+                        {"packed_isa", t2w::gemm::packed_enabled() ? t2w::gemm::isa_name(t2w::gemm::kernel_isa()) : "off"},
                         {"onednn_weights", model->onednn_weights()},
                         {"token2mel", {{"cfg", t2m.cfg_batched() ? "batched" : "lanes"},
                                        {"lanes", t2m.lanes()},
@@ -318,10 +323,10 @@ static void add_t2w_command(CLI::App &app, Action &action) {
                                           "timings; RTF_T2W_PROFILE_OPS=1 time per graph and ggml op (node by node: "
                                           "for shares, slower than a normal run); RTF_T2W_WARM_RUN=0 builds the graphs at load without the "
                                           "warm-up run of the first window (shows what the first window pays cold); "
-                                          "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times; RTF_T2W_PACKED=0 ggml's mul_mat instead of the packed AVX-512F GEMM for F32 weights and the AVX512-BF16 one for bf16 token2mel weights (A/B, or to rule it out); "
-                                          "RTF_T2W_CONV=0 the vocoder's convolutions as im2col + the packed GEMM instead of the direct AVX-512F convolution; "
+                                          "RTF_T2W_DEBUG_MEM=1 graph buffer sizes and warm-up times; RTF_T2W_PACKED=0 ggml's mul_mat instead of our packed F32 GEMM (AVX-512F or AVX2 + FMA) for F32 weights and the AVX512-BF16 one for bf16 token2mel weights (A/B, or to rule it out); RTF_T2W_PACKED=avx2 our AVX2 kernels on an AVX-512 CPU (A/B); "
+                                          "RTF_T2W_CONV=0 the vocoder's convolutions as im2col + the packed GEMM instead of the direct convolution; "
                                           "RTF_T2W_VOC_ONEDNN_F32=1 the f32 vocoder's convolutions on oneDNN's f32 convolution (A/B; off by default: slower where measured); "
-                                          "RTF_T2W_ATTN=ggml the DiT's attention as ggml's graph instead of the fused AVX-512F op; RTF_T2W_CFG_BATCH=1|0 forces the two CFG branches into one batch-2 graph per Euler step (each DiT weight read once per step; a thread barrier per node) or two graphs on two threads (default with >= 2 token2mel threads)");
+                                          "RTF_T2W_ATTN=ggml the DiT's attention as ggml's graph instead of the fused op; RTF_T2W_CFG_BATCH=1|0 forces the two CFG branches into one batch-2 graph per Euler step (each DiT weight read once per step; a thread barrier per node) or two graphs on two threads (default with >= 2 token2mel threads)");
     sub->add_option("--models", o->models, "Kit dir containing token2wav-gguf/, or that dir itself")->required();
     auto *tok = sub->add_option("--tokens", o->tokens_file, "File of audio codes 0..6560 (whitespace/comma separated)");
     auto *rnd = sub->add_option("--random", o->random_n, "Use N seeded random codes instead of --tokens")->check(CLI::Range(0, 1000000));

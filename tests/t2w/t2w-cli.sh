@@ -35,9 +35,12 @@ assert {"packed_weights", "onednn_weights", "onednn"} <= set(k), k
 assert {"compiled", "available", "version", "isa", "impls"} <= set(k["onednn"]), k
 t = k["token2mel"]
 assert t["cfg"] in ("lanes", "batched") and t["lanes"] in (1, 2), t
-# the fused attention wherever the CPU has AVX-512F (dit-attention.h), else ggml's graph
-avx512 = " avx512f " in " " + open("/proc/cpuinfo").read().replace("\n", " ") + " "
-assert t["attention"] == ("fused" if avx512 else "ggml"), (t, avx512)
+# the fused attention wherever the CPU has AVX-512F or AVX2 + FMA (dit-attention.h), else
+# ggml's graph; packed_isa names the micro-kernels
+flags = set(open("/proc/cpuinfo").read().split())
+isa = "avx512" if "avx512f" in flags else "avx2" if {"avx2", "fma"} <= flags else "off"
+assert t["attention"] == ("ggml" if isa == "off" else "fused"), (t, isa)
+assert k["packed_isa"] == isa, (k, isa)
 PY
 # the A/B switch back to ggml's attention graph, said on stderr and in the JSON
 RTF_T2W_ATTN=ggml expect_rc 0 "DiT attention ggml graph" -- t2w --models "$TMP/kit" --random 30 --seed 1 -o "$TMP/e.wav" --json "$TMP/e.json"
