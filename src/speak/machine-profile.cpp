@@ -85,13 +85,21 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn) 
         // Not here: --first-audio-priority. It cuts first audio (2488 -> 1828 ms) but the
         // listener waits longer for gap-free playback (gapless_start_ms 2929 -> 3105 ms, §13).
     } else if (isa == "avx2") {
-        // AVX2 + FMA, no AVX-512 (AMD EPYC Zen 3): none of our packed kernels (they need
-        // AVX-512) and no bf16 in oneDNN; ggml's F16 products run nearer the FMA peak than its
-        // F32 ones (85 vs 57 % on one thread, `rtf limits`), so token2mel's weights in f16.
-        c.push_back(choice("t2w-type-t2m", "f16",
-                           "AMD EPYC Zen 3 (AVX2), 2 cores: Token2Wav RTF 1.656 with f16 token2mel vs 1.992 at f32, "
-                           "token2mel 896 vs 1183 ms per window (3 interleaved runs, docs/measurements.md §24)",
-                           "token2mel mel SNR 66.4 dB vs f32 (line: >= 40 dB); twin weights: twin-only evidence"));
+        // AVX2 + FMA, no AVX-512 (AMD EPYC Zen 3): our packed GEMM, direct conv and fused
+        // attention have AVX2 kernels (the same bits as the AVX-512 ones), so the reference math
+        // is the fastest token2mel type here too. (Before them, ggml's F16 products beat its
+        // F32 ones and this row chose f16 token2mel: §24.) No bf16 in oneDNN on AVX2.
+        c.push_back(choice("t2w-type-t2m", "f32",
+                           "AMD EPYC Zen 3 (AVX2), 2 cores: Token2Wav RTF 1.252 at f32 on our AVX2 kernels vs 1.383 "
+                           "with f16 token2mel (ggml's F16 products) and 1.588 / 1.856 before the AVX2 kernels (f16 / "
+                           "f32; medians of 3 interleaved runs, docs/measurements.md §25)"));
+        // The TTS reads its ~1.1 GB of F16 weights per code: q8_0 halves the bytes, and on 2
+        // shared cores the TTS's time is also Token2Wav's lost time.
+        c.push_back(choice("tts-weight-type", "q8_0",
+                           "AMD EPYC Zen 3 (AVX2), 2 cores: demo rtf 1.722 vs 2.044, gapless_start_ms 5700 vs 7668 "
+                           "(medians of 5 interleaved runs, faster in 5 of 5; docs/measurements.md §25)",
+                           "TTS code distribution KL 0.00073 nats mean, top-1 100 % teacher-forced vs F16 on this CPU "
+                           "(lines: <= 0.01, >= 98 %; TtsGolden.C8); twin weights: twin-only evidence"));
     } else if (isa == "amx") {
         // Intel Xeon with AMX: VDPBF16PS peaks at half the f32 FMA rate there, so our bf16
         // token2mel kernel is the slow choice (issue 29 §2); the reference math stays. A bf16

@@ -179,9 +179,9 @@ expect_rc 0 'bottleneck' -- demo --scale tiny --kit-dir "$TMP/demo-kit" --out-di
 
 # 7. issue 30: the machine profile. auto names its source and applies its choices (unless a
 # flag sets the knob); the built-in choices follow the CPU's features (faked by
-# RTF_CPU_FEATURES: no AMX vs AMX vs AVX2 only give different token2mel types); exact leaves out what
+# RTF_CPU_FEATURES: no AMX vs AMX give different token2mel types); exact leaves out what
 # changes the math; none is the plain defaults; gapless_start_ms is in every result.
-for prof in "avx2,fma,avx512f,avx512_bf16:bf16" "avx2,fma,avx512f,avx512_bf16,amx:f32" "avx2,fma:f16" "avx2,fma,avx512f:f32"; do
+for prof in "avx2,fma,avx512f,avx512_bf16:bf16" "avx2,fma,avx512f,avx512_bf16,amx:f32" "avx2,fma:f32" "avx2,fma,avx512f:f32"; do
   feats=${prof%:*}; want=${prof##*:}
   RTF_CPU_FEATURES=$feats expect_rc 0 '' -- speak --models "$KIT" --text "Hi." --max-audio-s 1 -q \
     --profile auto -o "$TMP/p.wav" --json "$TMP/p-${want}-${feats//,/_}.json"

@@ -60,9 +60,10 @@ TEST(MachineProfile, BuiltInChoicesFollowTheCpu) {
     EXPECT_EQ(applied_value(xeon, "tts-weight-type"), "file");
     EXPECT_NE(knobs_json([&] { SpeakConfig c = default_config(); MachineProfile q = epyc; apply_profile(c, q, {}); return c; }()),
               knobs_json([&] { SpeakConfig c = default_config(); MachineProfile q = xeon; apply_profile(c, q, {}); return c; }()));
-    // AVX2 without AVX-512: f16 token2mel on ggml (none of our packed kernels run there)
-    EXPECT_EQ(applied_value(avx2, "t2w-type-t2m"), "f16");
+    // AVX2 without AVX-512: the reference's f32 token2mel (our AVX2 kernels made it the fastest type there)
+    EXPECT_EQ(applied_value(avx2, "t2w-type-t2m"), "f32");
     EXPECT_EQ(applied_value(avx2, "t2w-type-voc"), "f32");
+    EXPECT_EQ(applied_value(avx2, "tts-weight-type"), "q8_0");
     const auto baseline = select_profile(ProfileMode::automatic, CpuFeatures::parse("", 2), std::nullopt, true);
     EXPECT_TRUE(baseline.choices.empty());
     EXPECT_NE(baseline.line().find("plain defaults"), std::string::npos);
