@@ -143,7 +143,10 @@ __attribute__((target("avx512f"))) void score_rows(const float *qp, int64_t dh, 
 template <int NR>
 __attribute__((target("avx512f"))) void pv_block(const float *st, int64_t ldT, const Rows &rw, int64_t t0, const float *inv,
                                                  float *out, int64_t ldo) {
+    // every loop over r unrolled (constant indices): GCC otherwise keeps acc in memory and
+    // stores all 24 accumulators on every key
     __m512 acc[NR][4];
+#pragma GCC unroll 8
     for (int r = 0; r < NR; ++r)
         for (int i = 0; i < 4; ++i) acc[r][i] = _mm512_setzero_ps();
     const int64_t NK = rw.T + rw.L;
@@ -157,6 +160,7 @@ __attribute__((target("avx512f"))) void pv_block(const float *st, int64_t ldT, c
         const __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32),
                      v3 = _mm512_loadu_ps(vj + 48);
         const float *ej = st + j * ldT + t0;
+#pragma GCC unroll 8
         for (int r = 0; r < NR; ++r) {
             const __m512 e = _mm512_set1_ps(ej[r]);
             acc[r][0] = _mm512_fmadd_ps(e, v0, acc[r][0]);
@@ -165,6 +169,7 @@ __attribute__((target("avx512f"))) void pv_block(const float *st, int64_t ldT, c
             acc[r][3] = _mm512_fmadd_ps(e, v3, acc[r][3]);
         }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < NR; ++r) {
         const __m512 iv = _mm512_set1_ps(inv[t0 + r]);
         for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + (t0 + r) * ldo + i * 16, _mm512_mul_ps(acc[r][i], iv));

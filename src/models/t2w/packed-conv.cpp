@@ -74,7 +74,12 @@ void block_portable(const float *packed, const Geometry &g, const float *x, int6
 __attribute__((target("avx512f"))) inline void store_block(__m512 (&acc)[kRows][kVecs], const float *bias, int rows,
                                                            const float *res, int64_t ldr, float *y, int64_t ldy,
                                                            int64_t nt) {
-    for (int r = 0; r < rows; ++r)
+    // constant indices only (loops unrolled): a runtime row index would keep the callers'
+    // accumulators in memory, stored on every (ci, k)
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+        if (r >= rows) break;
+#pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) {
             const int64_t n = std::min<int64_t>(16, nt - 16 * v);
             if (n <= 0) break;
@@ -84,6 +89,7 @@ __attribute__((target("avx512f"))) inline void store_block(__m512 (&acc)[kRows][
             if (res) val = _mm512_add_ps(val, _mm512_maskz_loadu_ps(m, res + r * ldr + 16 * v));
             _mm512_mask_storeu_ps(y + r * ldy + 16 * v, m, val);
         }
+    }
 }
 
 // An interior block of a stride-1 conv: every input a block reads lies inside [0, Tin), so
@@ -127,6 +133,7 @@ __attribute__((target("avx512f"))) void block_edge(const float *wp, const Geomet
             mask[k][v] = _mm512_cmpgt_epi32_mask(i, lo) & _mm512_cmplt_epi32_mask(i, hi);
         }
     __m512 acc[kRows][kVecs];
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r)
         for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_ps();
     for (int64_t ci = 0; ci < g.Cin; ++ci) {
@@ -134,6 +141,7 @@ __attribute__((target("avx512f"))) void block_edge(const float *wp, const Geomet
         const float *wr = wp + ci * K * kRows;
         for (int64_t k = 0; k < K; ++k) {
             __m512 xv[kVecs];
+#pragma GCC unroll 4
             for (int v = 0; v < kVecs; ++v) {
                 const int64_t base = (t0 + 16 * v) * s + k * d - g.pad;
                 if (s == 1) {
@@ -145,6 +153,7 @@ __attribute__((target("avx512f"))) void block_edge(const float *wp, const Geomet
                     xv[v] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask[k][v], i, xr, 4);
                 }
             }
+#pragma GCC unroll 8
             for (int r = 0; r < kRows; ++r) {
                 const __m512 w = _mm512_set1_ps(wr[k * kRows + r]);
                 for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_fmadd_ps(w, xv[v], acc[r][v]);
