@@ -23,10 +23,14 @@
 #include "core/topology.h"
 #include "machine/backend-devices.h"
 #include "machine/provenance.h"
+#include "models/t2w/packed-gemm.h"
 
 namespace rtf::cli {
 
 namespace {
+
+// The peak a matmul row is read against: our packed GEMM's is the f32 FMA peak.
+std::string peak_type(const std::string &matmul_type) { return matmul_type == "packed-f32" ? "f32" : matmul_type; }
 
 struct LimitsOptions {
     std::string threads;  // default: 1 .. allowed PUs
@@ -116,7 +120,9 @@ int run_limits(const LimitsOptions &o) {
                 out << line;
             }
         out << "\n";
-        out << "matrix multiply (ggml mul_mat, " << mm << "^3; GEMV " << gm << "x" << gk << " F16):\n"
+        out << "matrix multiply (ggml mul_mat, " << mm << "^3; GEMV " << gm << "x" << gk
+            << " F16; packed-f32 = our token2mel GEMM, " << t2w::gemm::isa_name(t2w::gemm::kernel_isa())
+            << " kernel, blocked for a window's <= ~100 rows, not for " << mm << "):\n"
             << "  device   type      threads   ms        GFLOP/s   weight GiB/s   of peak\n";
         for (const auto &d : devices) {
             bool cpu = find_backend_device(d).type == "cpu";
@@ -125,10 +131,12 @@ int run_limits(const LimitsOptions &o) {
             for (int t : ts) {
                 std::vector<predict::MatmulResult> rs;
                 for (const auto &ty : types) rs.push_back(predict::measure_matmul(d, ty, t, mm, reps));
+                // our packed F32 GEMM beside ggml's f32 (what Token2Wav's products run on here)
+                if (cpu && predict::packed_gemm_available()) rs.push_back(predict::measure_packed_gemm(t, mm, reps));
                 if (gm > 0 && gk > 0) rs.push_back(predict::measure_gemv(d, t, gm, gk, reps));
                 for (const auto &r : rs) {
                     rates.matmul.push_back(r);
-                    const double pk = cpu && r.type != "gemv-f16" ? rates.peak_gflops(r.type, r.n_threads) : NAN;
+                    const double pk = cpu && r.type != "gemv-f16" ? rates.peak_gflops(peak_type(r.type), r.n_threads) : NAN;
                     char line[200];
                     std::snprintf(line, sizeof line, "  %-8s %-9s %-9d %-9.2f %-9.1f %-14.2f %s\n",
                                   (r.device + (find_backend_device(r.device).software ? "*" : "")).c_str(),
@@ -157,11 +165,14 @@ int run_limits(const LimitsOptions &o) {
     for (const auto &m : rates.matmul) {
         auto mj = predict::to_json(m);
         // the machine's ceiling beside ggml's achieved rate: their ratio is the operator headroom
-        mj["ggml_gflops"] = m.gflops;
+        // (a packed-f32 row is our kernel's rate: "kernel_isa" and "of_peak" instead of ggml's fields)
+        const bool ours = m.type == "packed-f32";
+        if (!ours) mj["ggml_gflops"] = m.gflops;
         mj["software"] = find_backend_device(m.device).software;
-        const double pk = m.device == "CPU" && m.type != "gemv-f16" ? rates.peak_gflops(m.type, m.n_threads) : NAN;
+        const double pk = m.device == "CPU" && m.type != "gemv-f16" ? rates.peak_gflops(peak_type(m.type), m.n_threads) : NAN;
         mj["peak_gflops"] = std::isfinite(pk) ? nlohmann::json(pk) : nlohmann::json(nullptr);
-        mj["ggml_of_peak"] = std::isfinite(pk) && pk > 0 ? nlohmann::json(m.gflops / pk) : nlohmann::json(nullptr);
+        mj[ours ? "of_peak" : "ggml_of_peak"] = std::isfinite(pk) && pk > 0 ? nlohmann::json(m.gflops / pk) : nlohmann::json(nullptr);
+        if (ours) mj["kernel_isa"] = t2w::gemm::isa_name(t2w::gemm::kernel_isa());
         mmj.push_back(mj);
     }
     auto pkj = nlohmann::json::array();

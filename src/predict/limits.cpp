@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "machine/backend-devices.h"
+#include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-backend.h"
 
 namespace rtf::predict {
@@ -271,6 +272,46 @@ MatmulResult measure_gemv(const std::string &device, int n_threads, int m, int k
     auto r = run_mul_mat(device, GGML_TYPE_F16, n_threads, m, 1, k, reps);
     r.type = "gemv-f16";
     return r;
+}
+
+bool packed_gemm_available() { return t2w::gemm::packed_enabled(); }
+
+MatmulResult measure_packed_gemm(int n_threads, int size, int reps) {
+    if (size < 1) throw_usage("--matmul-size: must be >= 1");
+    if (reps < 1) throw_usage("--reps: must be >= 1");
+    if (n_threads < 1) throw_usage("threads: must be >= 1");
+    if (!packed_gemm_available())
+        throw_setup("the packed F32 GEMM is off here (neither AVX-512F nor AVX2 + FMA, or RTF_T2W_PACKED=0)");
+    const int64_t N = size, K = size, M = size;
+    std::mt19937 rng(1234);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> w(static_cast<size_t>(N * K)), x(static_cast<size_t>(M * K)), y(static_cast<size_t>(M * N));
+    for (auto &v : w) v = nd(rng);
+    for (auto &v : x) v = nd(rng);
+    std::vector<float> packed(static_cast<size_t>(t2w::gemm::packed_floats(N, K)));
+    t2w::gemm::pack(w.data(), N, K, packed.data());
+    auto run = [&](int ith) { t2w::gemm::gemm(packed.data(), N, K, x.data(), K, M, nullptr, y.data(), N, ith, n_threads); };
+    std::vector<double> times;
+    for (int r = 0; r < reps + 1; ++r) {
+        auto t0 = Clock::now();
+        std::vector<std::thread> others;
+        for (int i = 1; i < n_threads; ++i) others.emplace_back(run, i);
+        run(0);
+        for (auto &t : others) t.join();
+        const double sec = secs(t0, Clock::now());
+        if (r > 0) times.push_back(sec);
+    }
+    std::sort(times.begin(), times.end());
+    const double t = times[times.size() / 2];
+    MatmulResult res;
+    res.device = "CPU";
+    res.type = "packed-f32";
+    res.n_threads = n_threads;
+    res.m = res.n = res.k = size;
+    res.ms = t * 1e3;
+    res.gflops = 2.0 * static_cast<double>(M) * N * K / t / 1e9;
+    res.gib_s = static_cast<double>(N * K * sizeof(float)) / t / kGiB;
+    return res;
 }
 
 nlohmann::json to_json(const BandwidthResult &r) {

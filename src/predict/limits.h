@@ -50,6 +50,13 @@ struct MatmulResult {
 MatmulResult measure_matmul(const std::string &device, const std::string &type, int n_threads, int size, int reps);
 // GEMV y = W x with W [k x m] F16: weight-read bandwidth through ggml.
 MatmulResult measure_gemv(const std::string &device, int n_threads, int m, int k, int reps);
+// The same size³ product on our packed F32 GEMM (models/t2w/packed-gemm.h: what token2mel's
+// linear layers and the vocoder's convolutions run where the CPU has AVX-512F or AVX2 +
+// FMA), the threads splitting its blocks as ggml's do: type "packed-f32", device "CPU".
+// The rate Token2Wav's products can reach here, beside ggml's and the peak. Throws
+// rtf::Error(Setup) when the packed GEMM is off (packed_gemm_available() false).
+bool packed_gemm_available();
+MatmulResult measure_packed_gemm(int n_threads, int size, int reps);
 
 // Host -> device copies of `bytes` (ggml_backend_tensor_set into a buffer of a non-CPU
 // device): the link a stage's inputs and outputs cross. Median of `reps`, GiB/s.

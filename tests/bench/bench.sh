@@ -104,6 +104,18 @@ grep -q '^### A/B comparison' "$TMP/ab.md" || { echo "FAIL: A/B Markdown lacks t
 
 # limits: small and fast here; the real figures come from a full run (see the issue note)
 expect_rc 0 'read GiB/s' -- limits --threads 1 --bw-mib 8 --reps 1 --matmul-size 64 --gemv 256x256 --json "$TMP/l.json"
+# our packed GEMM's row beside ggml's where the CPU runs it (AVX-512F or AVX2 + FMA), none elsewhere
+python3 - "$TMP/l.json" <<'PY2' && echo "ok: limits' packed-f32 row" || { echo "FAIL: limits' packed-f32 row"; fails=$((fails+1)); }
+import json, sys
+rows = [m for m in json.load(open(sys.argv[1]))["matmul"] if m["type"] == "packed-f32"]
+flags = set(open("/proc/cpuinfo").read().split())
+isa = "avx512" if "avx512f" in flags else "avx2" if {"avx2", "fma"} <= flags else None
+if isa is None:
+    assert not rows, rows
+else:
+    assert len(rows) == 1 and rows[0]["gflops"] > 0 and rows[0]["kernel_isa"] == isa and "ggml_gflops" not in rows[0], rows
+    assert rows[0]["m"] == 64 and rows[0]["n_threads"] == 1, rows
+PY2
 expect_rc 1 'not a directory' -- limits --models "$TMP/nope"
 expect_rc 1 'types' -- limits --types q4
 # '--json -' prints only the JSON
