@@ -238,7 +238,7 @@ int run_limits(const LimitsOptions &o) {
 static void add_limits_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand(
         "limits", "Measure memory bandwidth, the CPU's arithmetic peak per ISA (f32/f16 FMA, AVX512-BF16, VNNI int8; "
-                  "skipped with --no-matmul) and ggml's matmul FLOP rate per device and thread count; with --models, "
+                  "skipped with --no-matmul) and ggml's matmul FLOP rate per device and thread count (beside it our packed F32 GEMM's, the kernel Token2Wav's products run on where the CPU has AVX-512F or AVX2 + FMA); with --models, "
                   "each stage's floor and the path's hard-limit RTF (serial and overlapped)");
     auto o = std::make_shared<LimitsOptions>();
     sub->add_option("--threads", o->threads, "Thread counts to measure, e.g. 1,2 or 1-4 (default: 1, 2, 4, ... up to the allowed PUs)");
