@@ -66,6 +66,18 @@ for r in d["results"]:
 PY
 expect_rc 1 "'file' is not one of" -- lm-fidelity --models "$KIT" --weight-type file
 expect_rc 1 'exactly one of --models' -- lm-fidelity --weight-type q8_0
+# 1d. text mode's fixed user turn priced against echo (the same reply after other templates:
+# the twin's distributions must differ, and the verdict follows the lines)
+expect_rc 0 'llm text-turn fixed: KL mean' -- lm-fidelity --models "$KIT" --text-turn fixed -n 24 -t 1 --json "$TMP/tt.json"
+python3 - "$TMP/tt.json" <<'PY' && echo "ok: lm-fidelity --text-turn JSON" || { echo "FAIL: lm-fidelity --text-turn JSON"; fails=$((fails+1)); }
+import json, sys
+(r,) = json.load(open(sys.argv[1]))["results"]
+assert r["priced"] == "text-turn fixed" and r["reference"] == "text-turn echo" and r["weight_type"] == "file", r
+assert r["positions"] == 24 and r["kl_mean"] > 0 and r["hidden_snr_db"] is not None, r
+assert r["passes"] == (r["kl_mean"] <= 0.01 and r["top1_pct"] >= 98), r
+PY
+expect_rc 1 'use --stage llm' -- lm-fidelity --models "$KIT" --text-turn fixed --stage tts
+expect_rc 1 'text-turn' -- lm-fidelity --models "$KIT" --text-turn echo
 
 # 2. with the stand-in llama-bench: ratio, argument mapping, interleaving (one call per run)
 : >"$FAKE_ARGS"

@@ -307,10 +307,22 @@ void LlmEngine::start(const std::string &prompt) {
     p_->mode = Impl::Mode::Generate;
 }
 
+std::vector<int32_t> LlmEngine::text_mode_tokens(const std::string &text, const std::string &turn, size_t *reply_at) const {
+    if (turn != "echo" && turn != "fixed")
+        throw_setting("text-turn", "'" + turn + "': use echo (the text as the user turn) or fixed (a fixed instruction)");
+    auto toks = build_prompt(*this, cfg_, p_->tts_bos, turn == "fixed" ? kFixedTextTurn : text);
+    if (reply_at) *reply_at = toks.size();
+    const auto reply = tokenize(text, false);
+    toks.insert(toks.end(), reply.begin(), reply.end());
+    return toks;
+}
+
 void LlmEngine::start_text(const std::string &text) {
     check_text(text, "the text");
-    auto prefix = build_prompt(*this, cfg_, p_->tts_bos, cfg_.text_turn == "fixed" ? kFixedTextTurn : text);
-    auto reply = tokenize(text, false);
+    size_t reply_at = 0;
+    auto prefix = text_mode_tokens(text, cfg_.text_turn, &reply_at);
+    const std::vector<int32_t> reply(prefix.begin() + static_cast<ptrdiff_t>(reply_at), prefix.end());
+    prefix.resize(reply_at);
     const size_t n_all = prefix.size() + reply.size();
     if (static_cast<int>(n_all) > p_->n_ctx)
         throw_usage("prompt of " + std::to_string(n_all) + " tokens (template + text) exceeds context " +

@@ -104,6 +104,10 @@ public:
     // the template, then each next_step() computes its step's hidden states in one batched
     // pass (so the first step does not wait for the whole text).
     void start_text(const std::string &text);
+    // The tokens start_text(text) decodes under user turn `turn` ("echo" | "fixed", whatever
+    // this engine's text_turn): the template with that turn, then the reply (the text);
+    // *reply_at = where the reply begins. What `rtf lm-fidelity --text-turn` compares.
+    std::vector<int32_t> text_mode_tokens(const std::string &text, const std::string &turn, size_t *reply_at) const;
     // One throw-away prompt pass and decode, to pay first-touch costs at load (speak's
     // load_engines calls it). Then, with prompt_cache, prefills the part of the template every
     // reply shares (system turn and user-turn header; text mode "fixed": the whole template),

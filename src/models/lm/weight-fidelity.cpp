@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "models/lm/code-sampler.h"
 #include "models/lm/llama-runtime.h"
+#include "models/lm/llm-engine.h"
 #include "models/lm/tts-engine.h"
 
 namespace rtf::lm {
@@ -19,6 +20,7 @@ nlohmann::json WeightFidelity::to_json() const {
     auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
     return {{"stage", stage},
             {"weight_type", weight_type},
+            {"priced", priced.empty() ? "weight-type " + weight_type : priced},
             {"reference", reference},
             {"reference_file", reference_file},
             {"type_file", type_file},
@@ -193,6 +195,58 @@ WeightFidelity llm_weight_fidelity(const LlmFidelityConfig &cfg) {
     WeightFidelity f = acc.result();
     f.stage = "llm";
     f.weight_type = cfg.placement.weight_type;
+    f.reference_file = ref.file;
+    f.type_file = typ.file;
+    f.temperature = cfg.temperature;
+    return f;
+}
+
+void LlmTurnFidelityConfig::validate() const {
+    if (model_path.empty()) throw_usage("lm-fidelity: the LLM model path is empty");
+    if (turn != "fixed")
+        throw_setting("text-turn", "'" + turn + "': the turn priced against echo (the reference) is fixed");
+    if (max_tokens < 2) throw_setting("n", "positions must be >= 2, got " + std::to_string(max_tokens));
+    if (!(temperature > 0)) throw_setting("temperature", "must be > 0");
+}
+
+WeightFidelity llm_text_turn_fidelity(const LlmTurnFidelityConfig &cfg) {
+    cfg.validate();
+    const std::string &text = cfg.text.empty() ? default_fidelity_text() : cfg.text;
+    check_text(text, "the text");
+    // The token sequences start_text() decodes under each turn (the engine's own template).
+    std::vector<int32_t> ref_toks, typ_toks;
+    size_t ref_at = 0, typ_at = 0;
+    {
+        LlmConfig lc;
+        lc.model_path = cfg.model_path;
+        lc.placement = cfg.placement;
+        LlmEngine e(lc);
+        ref_toks = e.text_mode_tokens(text, "echo", &ref_at);
+        typ_toks = e.text_mode_tokens(text, cfg.turn, &typ_at);
+    }
+    const size_t n_reply = ref_toks.size() - ref_at;
+    if (n_reply != typ_toks.size() - typ_at || n_reply < 2)
+        throw_runtime("lm-fidelity: the reply's tokens differ between the two turns (or fewer than 2)");
+    const size_t n = std::min(n_reply, static_cast<size_t>(cfg.max_tokens));
+    ref_toks.resize(ref_at + n);
+    typ_toks.resize(typ_at + n);
+    for (size_t i = 0; i < n; ++i)
+        if (ref_toks[ref_at + i] != typ_toks[typ_at + i]) throw_runtime("lm-fidelity: reply tokens misaligned");
+    const LlmPass ref = llm_pass(cfg.model_path, cfg.placement, ref_toks);
+    const LlmPass typ = llm_pass(cfg.model_path, cfg.placement, typ_toks);
+    FidelityAccumulator acc;
+    const size_t V = static_cast<size_t>(ref.n_vocab), E = static_cast<size_t>(ref.n_embd);
+    for (size_t i = 0; i < n; ++i) {
+        const size_t a = ref_at + i, b = typ_at + i;
+        acc.add(softmax_at(ref.logits.data() + a * V, V, cfg.temperature),
+                softmax_at(typ.logits.data() + b * V, V, cfg.temperature));
+        acc.add_hidden(ref.hidden.data() + a * E, typ.hidden.data() + b * E, E);
+    }
+    WeightFidelity f = acc.result();
+    f.stage = "llm";
+    f.weight_type = cfg.placement.weight_type;
+    f.priced = "text-turn " + cfg.turn;
+    f.reference = "text-turn echo";
     f.reference_file = ref.file;
     f.type_file = typ.file;
     f.temperature = cfg.temperature;

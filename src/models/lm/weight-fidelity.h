@@ -12,6 +12,7 @@
 //                              teacher-forced pass per side; next-token distribution at the
 //                              sampler's temperature over the whole vocabulary, and the SNR of
 //                              the final-norm hidden rows (what the TTS conditions on).
+//   llm_text_turn_fidelity(c)  the LLM's text-mode user turn, fixed vs echo (below).
 //   tts_weight_fidelity(cfg)   the TTS: seeded condition rows, then N codes teacher-forced on
 //                              the reference's own argmax; the code distribution the sampler
 //                              draws from (logits / kCodeTemperature), and the SNR of z.
@@ -31,8 +32,9 @@ namespace rtf::lm {
 
 struct WeightFidelity {
     std::string stage;         // "llm" | "tts"
-    std::string weight_type;   // the priced type
-    std::string reference = "file";
+    std::string weight_type;   // the priced type (a text-turn pricing: the type both sides ran)
+    std::string priced;        // what was priced: "weight-type q8_0", "text-turn fixed"
+    std::string reference = "file";  // its reference: the file's own weights, or "text-turn echo"
     std::string reference_file, type_file;
     double temperature = 1;    // of the compared distributions
     int positions = 0;         // compared distributions
@@ -72,6 +74,24 @@ struct LlmFidelityConfig {
     void validate() const;        // throws rtf::Error(Usage) naming the field
 };
 WeightFidelity llm_weight_fidelity(const LlmFidelityConfig &cfg);
+
+// Text mode's user turn (LlmConfig::text_turn, `--text-turn fixed`): the reply (the text)
+// teacher-forced after the template with the fixed instruction as the user turn, against
+// the same reply after the template with the text itself as the user turn (echo: the
+// reference); both through the same weights (placement.weight_type, "file" by default).
+// Compared at each reply position: the next-token distribution at the sampler's
+// temperature (KL, top-1), and the final-norm hidden row — the row the TTS conditions on —
+// as an SNR. The same lines as a weight type (WeightFidelity::passes).
+struct LlmTurnFidelityConfig {
+    std::string model_path;       // the LLM GGUF
+    ModelPlacement placement;     // weight_type: both sides' ("file" = the file's own)
+    std::string turn = "fixed";   // the turn priced against echo
+    std::string text;             // the reply; "" = the built-in passage
+    int max_tokens = 256;         // reply positions compared, at most
+    double temperature = 0.8;
+    void validate() const;        // throws rtf::Error(Usage) naming the field
+};
+WeightFidelity llm_text_turn_fidelity(const LlmTurnFidelityConfig &cfg);
 
 struct TtsFidelityConfig {
     std::string model_path;       // the TTS GGUF
