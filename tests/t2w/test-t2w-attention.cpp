@@ -18,6 +18,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/env-guard.h"
 #include "common/randn.h"
 #include "models/t2w/dit-attention.h"
 #include "models/t2w/packed-gemm.h"
@@ -157,9 +158,7 @@ TEST(DitAttention, OpEqualsItsReferenceBitForBitOnEveryShapeAndSplit) {
 // 6-key score blocks, 8-query softmax, 3-frame x 32-dim output blocks; the same bits.
 TEST(DitAttention, Avx2KernelsEqualTheReferenceBitForBit) {
     if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
-    const char *old = std::getenv("RTF_T2W_PACKED");
-    const std::string saved = old ? old : "";
-    setenv("RTF_T2W_PACKED", "avx2", 1);
+    rtf::test::EnvGuard avx2("RTF_T2W_PACKED", "avx2");
     EXPECT_TRUE(attn::fused_enabled());
     const Shape shapes[] = {{64, 8, 56, 302, 2}, {64, 2, 17, 5, 1}, {64, 1, 70, 3, 1}, {64, 3, 1, 1, 2}, {64, 1, 2, 7, 1}};
     unsigned seed = 101;
@@ -169,8 +168,6 @@ TEST(DitAttention, Avx2KernelsEqualTheReferenceBitForBit) {
         const auto ref = c.reference();
         for (const int nth : {1, 3}) EXPECT_TRUE(bit_equal(c.run(nth), ref)) << nth << " threads";
     }
-    if (old) setenv("RTF_T2W_PACKED", saved.c_str(), 1);
-    else unsetenv("RTF_T2W_PACKED");
 }
 
 TEST(DitAttention, ReferenceIsSoftmaxAttentionWithinFloatRounding) {

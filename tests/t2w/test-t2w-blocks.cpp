@@ -26,6 +26,7 @@
 #include <ggml-backend.h>
 #include <ggml.h>
 
+#include "common/env-guard.h"
 #include "models/t2w/t2w-dsp.h"
 #include "models/t2w/t2w-model.h"
 #include "models/t2w/t2w-ops.h"
@@ -582,10 +583,8 @@ TEST(T2wBlocks, GeluFastEqualsGgmlGelu) {
     for (float v : {-1000.0f, -10.5f, -10.0f, -9.9999f, -0.0f, 0.0f, 1e-30f, -1e-30f, 9.9999f, 10.0f, 10.5f, 1000.0f}) z.push_back(v);
     z.push_back(0.5f);  // 66680 values: not a multiple of 16
     // this CPU's row kernel, then the AVX2 one (RTF_T2W_PACKED=avx2; the same where it is the CPU's)
-    const char *old = std::getenv("RTF_T2W_PACKED");
-    const std::string saved = old ? old : "";
     for (const char *packed : {"", "avx2"}) {
-        if (*packed) setenv("RTF_T2W_PACKED", packed, 1);
+        rtf::test::EnvGuard env("RTF_T2W_PACKED", *packed ? packed : std::getenv("RTF_T2W_PACKED"));
         Net n(43);
         ggml_tensor *x = n.input({static_cast<int64_t>(z.size())}, z);
         const auto got = n.run({blocks::gelu_fast(n.ctx, x), ggml_gelu(n.ctx, x)});
@@ -594,8 +593,6 @@ TEST(T2wBlocks, GeluFastEqualsGgmlGelu) {
         EXPECT_EQ(differ, 0u) << "RTF_T2W_PACKED=" << packed;
         EXPECT_EQ(got[0].back(), got[1].back());
     }
-    if (old) setenv("RTF_T2W_PACKED", saved.c_str(), 1);
-    else unsetenv("RTF_T2W_PACKED");
 }
 
 TEST(T2wBlocks, MishFusedMatchesExactAndChain) {

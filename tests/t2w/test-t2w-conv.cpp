@@ -22,6 +22,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/env-guard.h"
 #include "common/randn.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
@@ -144,12 +145,8 @@ TEST(PackedConv, EqualsReferenceBitForBit) { expect_reference_bits_on_vocoder_ca
 // one): its 4 x 24 sub-blocks, masked edges and gathers, the same bits.
 TEST(PackedConv, Avx2KernelEqualsReferenceBitForBit) {
     if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
-    const char *old = std::getenv("RTF_T2W_PACKED");
-    const std::string saved = old ? old : "";
-    setenv("RTF_T2W_PACKED", "avx2", 1);
+    rtf::test::EnvGuard avx2("RTF_T2W_PACKED", "avx2");
     expect_reference_bits_on_vocoder_cases();
-    if (old) setenv("RTF_T2W_PACKED", saved.c_str(), 1);
-    else unsetenv("RTF_T2W_PACKED");
 }
 
 // The contract itself against double arithmetic: |y - exact| <= n·2^-24·Σ|w·x| + 2^-24·|y|

@@ -18,6 +18,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/env-guard.h"
 #include "common/randn.h"
 #include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-ops.h"
@@ -86,13 +87,9 @@ TEST(PackedGemm, EqualsReferenceBitForBitOnOddShapes) { expect_reference_bits_on
 // one, so every CI machine checks it): 6-token blocks and the masked last panel, bit for bit.
 TEST(PackedGemm, Avx2KernelEqualsReferenceBitForBit) {
     if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
-    const char *old = std::getenv("RTF_T2W_PACKED");
-    const std::string saved = old ? old : "";
-    ::setenv("RTF_T2W_PACKED", "avx2", 1);
+    rtf::test::EnvGuard avx2("RTF_T2W_PACKED", "avx2");
     EXPECT_EQ(gemm::kernel_isa(), gemm::Isa::avx2);
     expect_reference_bits_on_odd_shapes();
-    if (old) ::setenv("RTF_T2W_PACKED", saved.c_str(), 1);
-    else ::unsetenv("RTF_T2W_PACKED");
 }
 
 TEST(PackedGemm, StridedRowsAndEveryThreadSplitGiveTheSameBits) {

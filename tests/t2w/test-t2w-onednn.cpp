@@ -18,6 +18,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/env-guard.h"
 #include "common/randn.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
@@ -38,26 +39,7 @@ using rtf::test::randn;
 
 float bf16_round(float f) { return ggml_bf16_to_fp32(ggml_fp32_to_bf16(f)); }
 
-// Sets an environment variable for one scope and restores it.
-class EnvGuard {
-public:
-    EnvGuard(const char *name, const char *value) : name_(name) {
-        const char *old = std::getenv(name);
-        had_ = old != nullptr;
-        if (had_) old_ = old;
-        if (value) ::setenv(name, value, 1);
-        else ::unsetenv(name);
-    }
-    ~EnvGuard() {
-        if (had_) ::setenv(name_, old_.c_str(), 1);
-        else ::unsetenv(name_);
-    }
-
-private:
-    const char *name_;
-    bool had_ = false;
-    std::string old_;
-};
+using rtf::test::EnvGuard;
 
 // |y - ref| against the worst case of any order of an F32 sum of K terms:
 // gamma_K · Σ|w·x| with gamma_K = K·u / (1 - K·u), u = 2^-24 (plus the bias add's rounding).

@@ -156,6 +156,28 @@ LlmPass llm_pass(const std::string &path, ModelPlacement pl, const std::vector<i
     return out;
 }
 
+
+// Positions ref_at + i of `ref` against typ_at + i of `typ`, i < n: the sampler's
+// distributions and the hidden rows; stage "llm", files and temperature filled in.
+WeightFidelity compare_llm_passes(const LlmPass &ref, size_t ref_at, const LlmPass &typ, size_t typ_at, size_t n,
+                                  double temperature) {
+    if (ref.n_vocab != typ.n_vocab || ref.n_embd != typ.n_embd)
+        throw_runtime("lm-fidelity: " + typ.file + " has another vocabulary or width than " + ref.file);
+    FidelityAccumulator acc;
+    const size_t V = static_cast<size_t>(ref.n_vocab), E = static_cast<size_t>(ref.n_embd);
+    for (size_t i = 0; i < n; ++i) {
+        const size_t a = ref_at + i, b = typ_at + i;
+        acc.add(softmax_at(ref.logits.data() + a * V, V, temperature), softmax_at(typ.logits.data() + b * V, V, temperature));
+        acc.add_hidden(ref.hidden.data() + a * E, typ.hidden.data() + b * E, E);
+    }
+    WeightFidelity f = acc.result();
+    f.stage = "llm";
+    f.reference_file = ref.file;
+    f.type_file = typ.file;
+    f.temperature = temperature;
+    return f;
+}
+
 }  // namespace
 
 WeightFidelity llm_weight_fidelity(const LlmFidelityConfig &cfg) {
@@ -183,21 +205,8 @@ WeightFidelity llm_weight_fidelity(const LlmFidelityConfig &cfg) {
     ref_pl.weight_type = "file";
     const LlmPass ref = llm_pass(cfg.model_path, ref_pl, toks);
     const LlmPass typ = llm_pass(cfg.model_path, cfg.placement, toks);
-    if (ref.n_vocab != typ.n_vocab || ref.n_embd != typ.n_embd)
-        throw_runtime("lm-fidelity: " + typ.file + " has another vocabulary or width than " + ref.file);
-    FidelityAccumulator acc;
-    const size_t V = static_cast<size_t>(ref.n_vocab), E = static_cast<size_t>(ref.n_embd);
-    for (size_t i = 0; i < toks.size(); ++i) {
-        acc.add(softmax_at(ref.logits.data() + i * V, V, cfg.temperature),
-                softmax_at(typ.logits.data() + i * V, V, cfg.temperature));
-        acc.add_hidden(ref.hidden.data() + i * E, typ.hidden.data() + i * E, E);
-    }
-    WeightFidelity f = acc.result();
-    f.stage = "llm";
+    WeightFidelity f = compare_llm_passes(ref, 0, typ, 0, toks.size(), cfg.temperature);
     f.weight_type = cfg.placement.weight_type;
-    f.reference_file = ref.file;
-    f.type_file = typ.file;
-    f.temperature = cfg.temperature;
     return f;
 }
 
@@ -234,22 +243,10 @@ WeightFidelity llm_text_turn_fidelity(const LlmTurnFidelityConfig &cfg) {
         if (ref_toks[ref_at + i] != typ_toks[typ_at + i]) throw_runtime("lm-fidelity: reply tokens misaligned");
     const LlmPass ref = llm_pass(cfg.model_path, cfg.placement, ref_toks);
     const LlmPass typ = llm_pass(cfg.model_path, cfg.placement, typ_toks);
-    FidelityAccumulator acc;
-    const size_t V = static_cast<size_t>(ref.n_vocab), E = static_cast<size_t>(ref.n_embd);
-    for (size_t i = 0; i < n; ++i) {
-        const size_t a = ref_at + i, b = typ_at + i;
-        acc.add(softmax_at(ref.logits.data() + a * V, V, cfg.temperature),
-                softmax_at(typ.logits.data() + b * V, V, cfg.temperature));
-        acc.add_hidden(ref.hidden.data() + a * E, typ.hidden.data() + b * E, E);
-    }
-    WeightFidelity f = acc.result();
-    f.stage = "llm";
+    WeightFidelity f = compare_llm_passes(ref, ref_at, typ, typ_at, n, cfg.temperature);
     f.weight_type = cfg.placement.weight_type;
     f.priced = "text-turn " + cfg.turn;
     f.reference = "text-turn echo";
-    f.reference_file = ref.file;
-    f.type_file = typ.file;
-    f.temperature = cfg.temperature;
     return f;
 }
 
