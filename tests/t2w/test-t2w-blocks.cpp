@@ -15,10 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
