@@ -73,4 +73,7 @@ if(RTF_VULKAN)
     endif()
     find_package(Vulkan REQUIRED)
     message(STATUS "rtfkit: Vulkan module ${RTF_VULKAN_MODULE}")
+    # `cmake --install`: the module beside the libraries, where an installed rtf / librtf.so
+    # looks first (src/machine/backend-devices.cpp)
+    install(FILES ${RTF_VULKAN_MODULE} DESTINATION ${CMAKE_INSTALL_LIBDIR}/rtfkit)
 endif()

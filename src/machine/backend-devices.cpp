@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #if RTF_VULKAN
+#include <dlfcn.h>
 #include <vulkan/vulkan.h>
 #endif
 
@@ -67,9 +68,28 @@ std::vector<PhysicalDevice> vulkan_physical_devices() {
 
 // Loads ggml's Vulkan module before anything lists devices. ggml reads
 // GGML_VK_VISIBLE_DEVICES once, when the module registers, so the opt-in is applied here.
+// The module `cmake --install` copies into <libdir>/rtfkit/, found from where this code was
+// loaded: an installed bin/rtf (../<libdir>/rtfkit) or <libdir>/librtf.so (./rtfkit).
+// "" when no installed copy is there (a build tree).
+std::string installed_vulkan_module() {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> dirs;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&installed_vulkan_module), &info) && info.dli_fname && *info.dli_fname)
+        dirs.push_back(fs::path(info.dli_fname).parent_path());
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) dirs.push_back(exe.parent_path());
+    for (const auto &d : dirs)
+        for (const fs::path &c : {d / ".." / RTF_INSTALL_LIBDIR / "rtfkit" / "libggml-vulkan.so", d / "rtfkit" / "libggml-vulkan.so"})
+            if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
+    return "";
+}
+
 void load_vulkan_module(BackendInfo &b) {
     const char *env = std::getenv("RTF_VULKAN_MODULE");
-    const std::string path = env && *env ? env : RTF_VULKAN_MODULE_PATH;
+    const std::string installed = env && *env ? "" : installed_vulkan_module();
+    const std::string path = env && *env ? env : !installed.empty() ? installed : RTF_VULKAN_MODULE_PATH;
     if (!std::filesystem::exists(path)) {
         b.notes.push_back("Vulkan: no module at " + path + " (scripts/fetch-llama.sh --vulkan builds it)");
         return;
@@ -90,6 +110,7 @@ void load_vulkan_module(BackendInfo &b) {
         }
     }
     if (!ggml_backend_load(path.c_str())) b.notes.push_back("Vulkan: the module " + path + " did not load (see stderr)");
+    else b.vulkan_module = path;
 }
 #endif
 
@@ -195,7 +216,8 @@ nlohmann::json to_json(const BackendInfo &info) {
                         {"software", d.software}, {"memory_free_bytes", d.memory_free},
                         {"memory_total_bytes", d.memory_total}});
     }
-    return {{"backends", info.backends}, {"cpu_features", info.cpu_features}, {"devices", devs}, {"notes", info.notes}};
+    return {{"backends", info.backends}, {"cpu_features", info.cpu_features}, {"devices", devs}, {"notes", info.notes},
+            {"vulkan_module", info.vulkan_module}};
 }
 
 }  // namespace rtf

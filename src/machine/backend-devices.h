@@ -3,7 +3,8 @@
 //
 // Vulkan (cmake -DRTF_VULKAN=ON, scripts/setup.sh --vulkan): ggml's Vulkan backend is a module
 // (libggml-vulkan.so, built by scripts/fetch-llama.sh --vulkan) that backend_info() loads on
-// first use; RTF_VULKAN_MODULE=PATH names another module file. A Vulkan device that runs on
+// first use: RTF_VULKAN_MODULE=PATH if set, else the copy `cmake --install` puts in
+// <libdir>/rtfkit/ beside an installed rtf or librtf.so, else the build tree's. A Vulkan device that runs on
 // the CPU (Mesa's lavapipe, "llvmpipe"; SwiftShader) is marked `software`: ggml hides such
 // devices and rtf refuses to place a stage on one unless RTF_ALLOW_SOFTWARE_DEVICE=1 is set
 // (then rtf makes ggml show them too). Tests set it to check correctness on lavapipe; its
@@ -33,6 +34,7 @@ struct BackendInfo {
     // What a user should know about devices not in `devices`: a software Vulkan device
     // hidden without the opt-in, a Vulkan module that failed to load.
     std::vector<std::string> notes;
+    std::string vulkan_module;  // the Vulkan module file loaded ("" = none)
 };
 
 // RTF_ALLOW_SOFTWARE_DEVICE=1: software devices may be listed and used.

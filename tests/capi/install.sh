@@ -12,6 +12,17 @@ for f in include/rtf/rtf.h lib/librtf.so lib/pkgconfig/rtf.pc lib/libllama.so bi
 done
 # the installed binary runs from the prefix alone (its RUNPATH finds llama.cpp's libraries there)
 env -u LD_LIBRARY_PATH "$PREFIX/bin/rtf" version >/dev/null && echo "ok: installed rtf runs" || { echo "FAIL: installed rtf"; fails=$((fails+1)); }
+# a build with ggml's Vulkan module installs it, and the installed rtf loads that copy
+if grep -q '^RTF_VULKAN:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+  mod=$PREFIX/lib/rtfkit/libggml-vulkan.so
+  [[ -f $mod ]] || { echo "FAIL: the Vulkan module is not installed at $mod"; fails=$((fails+1)); }
+  env -u LD_LIBRARY_PATH -u RTF_VULKAN_MODULE "$PREFIX/bin/rtf" devices --json >"$TMP/devices.json" 2>"$TMP/devices.err"
+  python3 - "$TMP/devices.json" "$(readlink -f "$mod")" <<'PY' && echo "ok: the installed rtf loads the installed Vulkan module"     || { echo "FAIL: installed Vulkan module not loaded"; cat "$TMP/devices.err"; fails=$((fails+1)); }
+import json, sys
+b = json.load(open(sys.argv[1]))["backend"]
+assert b["vulkan_module"] == sys.argv[2], (b["vulkan_module"], sys.argv[2], b["notes"])
+PY
+fi
 # only the C API leaves the library
 extra=$(nm -D --defined-only "$PREFIX/lib/librtf.so" | awk '$2 ~ /^[TDBRW]$/ {print $3}' | grep -v '^rtf_' || true)
 [[ -z $extra ]] && echo "ok: librtf.so exports rtf_* only" || { echo "FAIL: librtf.so exports:"; echo "$extra" | head; fails=$((fails+1)); }
