@@ -5,6 +5,7 @@
 // once per configuration (construction); every run_once() speaks the same input again and
 // runs the quality gates on its audio and audio codes.
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,11 @@ public:
         // A family without an LLM (Pocket TTS) speaks its input: a bench prompt becomes the text.
         if (engines_->family && cfg_.text.empty()) std::swap(cfg_.text, cfg_.prompt);
         qcfg_.expect_speech = !engines_->kit.is_twin;
+        // A Qwen3-TTS twin's talker samples EOS about once in 2049 draws (random weights): an
+        // uncapped run can take minutes with nothing printed. Said once, before the first run.
+        if (engines_->kit.is_twin && engines_->kit.family == "qwen3-tts" && !(cfg_.max_audio_s > 0))
+            std::cerr << "bench: a Qwen3-TTS twin rarely samples its end code (random weights): a run without "
+                         "max-audio-s can take minutes; set max-audio-s=N to bound each run\n";
         if (engines_->kit.is_twin) {
             // Twin audio is noise from random weights: its level, peak, DC and spectrum say
             // nothing about correctness (the cpu kit's vocoder peaks near 1.07 by chance).
