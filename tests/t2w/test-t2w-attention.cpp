@@ -155,7 +155,7 @@ TEST(DitAttention, OpEqualsItsReferenceBitForBitOnEveryShapeAndSplit) {
 }
 
 // The AVX2 kernels (an AVX2-only CPU's; RTF_T2W_PACKED=avx2 forces them on an AVX-512 one):
-// 6-key score blocks, 8-query softmax, 3-frame x 32-dim output blocks; the same bits.
+// 6-key score blocks, 8-query softmax, 6-frame x 16-dim output blocks (and their 1-5 frame tails); the same bits.
 TEST(DitAttention, Avx2KernelsEqualTheReferenceBitForBit) {
     if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
     rtf::test::EnvGuard avx2("RTF_T2W_PACKED", "avx2");

@@ -255,7 +255,10 @@ __attribute__((target("avx2,fma"))) void score_block_avx2(const float *qp, int64
             a1[r] = _mm256_fmadd_ps(kb, q1, a1[r]);
         }
     }
-    const __m256 sv = _mm256_set1_ps(scale);
+    // the scale read from memory after the loop: as a register held across it, it pushed one
+    // query vector out to the stack (16 YMM: 12 accumulators, 2 queries, 1 broadcast)
+    const volatile float scale_mem = scale;
+    const __m256 sv = _mm256_set1_ps(scale_mem);
 #pragma GCC unroll 8
     for (int r = 0; r < NR; ++r) {
         _mm256_storeu_ps(st + r * ldT, _mm256_mul_ps(a0[r], sv));
@@ -282,39 +285,41 @@ __attribute__((target("avx2,fma"))) void score_rows_avx2(const float *qp, int64_
     }
 }
 
-// Outputs of NR queries over 32 of the 64 dims (from d0): Σ_j e[j][t]·v_j[d] in key order, × inv[t].
+// Outputs of NR <= 6 queries over 16 of the 64 dims (from d0): Σ_j e[j][t]·v_j[d] in key
+// order, × inv[t]. 12 accumulators; per key one line of v (2 vectors) and one of e (the NR
+// scores sit side by side): the score and value rows stream from L2, so each loaded line
+// feeds as many FMAs as the registers allow (3 queries x 32 dims spilled an accumulator, 2 x
+// 32 read three lines per 8 FMAs: L2-bound at ~40 % of the FMA peak).
 template <int NR>
 __attribute__((target("avx2,fma"))) void pv_block_avx2(const float *st, int64_t ldT, const Rows &rw, int64_t t0, int64_t d0,
                                                        const float *inv, float *out, int64_t ldo) {
-    __m256 acc[NR][4];
+    __m256 a0[NR], a1[NR];
 #pragma GCC unroll 8
-    for (int r = 0; r < NR; ++r)
-        for (int i = 0; i < 4; ++i) acc[r][i] = _mm256_setzero_ps();
+    for (int r = 0; r < NR; ++r) a0[r] = _mm256_setzero_ps(), a1[r] = _mm256_setzero_ps();
     const int64_t NK = rw.T + rw.L;
     for (int64_t j = 0; j < NK; ++j) {
         const float *vj = rw.val(j) + d0;
-        if (j + 4 < NK) {
-            const char *nx = reinterpret_cast<const char *>(rw.val(j + 4) + d0);
-            _mm_prefetch(nx, _MM_HINT_T0), _mm_prefetch(nx + 64, _MM_HINT_T0);
-        }
-        const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16),
-                     v3 = _mm256_loadu_ps(vj + 24);
+        if (j + 4 < NK) _mm_prefetch(reinterpret_cast<const char *>(rw.val(j + 4) + d0), _MM_HINT_T0);
+        const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
         const float *ej = st + j * ldT + t0;
 #pragma GCC unroll 8
         for (int r = 0; r < NR; ++r) {
             const __m256 e = _mm256_broadcast_ss(ej + r);
-            acc[r][0] = _mm256_fmadd_ps(e, v0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(e, v1, acc[r][1]);
-            acc[r][2] = _mm256_fmadd_ps(e, v2, acc[r][2]);
-            acc[r][3] = _mm256_fmadd_ps(e, v3, acc[r][3]);
+            a0[r] = _mm256_fmadd_ps(e, v0, a0[r]);
+            a1[r] = _mm256_fmadd_ps(e, v1, a1[r]);
         }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < NR; ++r) {
         const __m256 iv = _mm256_set1_ps(inv[t0 + r]);
-        for (int i = 0; i < 4; ++i) _mm256_storeu_ps(out + (t0 + r) * ldo + d0 + i * 8, _mm256_mul_ps(acc[r][i], iv));
+        _mm256_storeu_ps(out + (t0 + r) * ldo + d0, _mm256_mul_ps(a0[r], iv));
+        _mm256_storeu_ps(out + (t0 + r) * ldo + d0 + 8, _mm256_mul_ps(a1[r], iv));
     }
 }
+
+using PvAvx2Fn = void (*)(const float *, int64_t, const Rows &, int64_t, int64_t, const float *, float *, int64_t);
+constexpr PvAvx2Fn kPvAvx2[6] = {&pv_block_avx2<1>, &pv_block_avx2<2>, &pv_block_avx2<3>,
+                                 &pv_block_avx2<4>, &pv_block_avx2<5>, &pv_block_avx2<6>};
 
 // head_avx512's steps on AVX2 (dh = 64; the same scratch layouts).
 __attribute__((target("avx2,fma"))) void head_avx2(const float *q, int64_t q_stride, const Rows &rw, int64_t dh, float scale,
@@ -340,12 +345,9 @@ __attribute__((target("avx2,fma"))) void head_avx2(const float *q, int64_t q_str
         }
         _mm256_storeu_ps(inv.data() + c, _mm256_div_ps(_mm256_set1_ps(1.0f), sum));
     }
-    constexpr int kR = 3;
-    for (int64_t d0 = 0; d0 < dh; d0 += 32) {
-        int64_t t = 0;
-        for (; t + kR <= T; t += kR) pv_block_avx2<kR>(st.data(), ldT, rw, t, d0, inv.data(), out, ldo);
-        for (; t < T; ++t) pv_block_avx2<1>(st.data(), ldT, rw, t, d0, inv.data(), out, ldo);
-    }
+    for (int64_t d0 = 0; d0 < dh; d0 += 16)
+        for (int64_t t = 0; t < T; t += 6)
+            kPvAvx2[std::min<int64_t>(6, T - t) - 1](st.data(), ldT, rw, t, d0, inv.data(), out, ldo);
 }
 #pragma GCC diagnostic pop
 #endif
