@@ -160,7 +160,8 @@ TEST(DitAttention, Avx2KernelsEqualTheReferenceBitForBit) {
     if (!gemm::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
     rtf::test::EnvGuard avx2("RTF_T2W_PACKED", "avx2");
     EXPECT_TRUE(attn::fused_enabled());
-    const Shape shapes[] = {{64, 8, 56, 302, 2}, {64, 2, 17, 5, 1}, {64, 1, 70, 3, 1}, {64, 3, 1, 1, 2}, {64, 1, 2, 7, 1}};
+    const Shape shapes[] = {{64, 8, 56, 302, 2}, {64, 2, 17, 5, 1}, {64, 1, 70, 3, 1}, {64, 3, 1, 1, 2}, {64, 1, 2, 7, 1},
+                            {64, 1, 9, 4, 1}};  // frame tails 2, 5, 4, 1, 2, 3
     unsigned seed = 101;
     for (const Shape &s : shapes) {
         SCOPED_TRACE("H " + std::to_string(s.H) + " T " + std::to_string(s.T) + " L " + std::to_string(s.L));
