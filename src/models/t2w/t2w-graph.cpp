@@ -26,6 +26,13 @@ void Graph::allocate(ggml_backend_t backend, const char *what) {
 }
 
 void Graph::bind(ggml_gallocr_t shared, const char *what) {
+    // Forget the last placement first: the allocator keeps a tensor that already has data
+    // where it is, and that address is stale once `shared` grew for a longer graph bound
+    // since (it frees its old buffer). Every tensor of ctx is an activation (see the header).
+    for (ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+        t->data = nullptr;
+        t->buffer = nullptr;
+    }
     if (!ggml_gallocr_alloc_graph(shared, gf)) throw_runtime(std::string("t2w: cannot allocate the ") + what + " graph");
 }
 

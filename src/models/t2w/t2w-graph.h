@@ -35,7 +35,8 @@ struct Graph {
     // is then recomputed in place. Throws rtf::Error(Runtime) naming `what` and the backend.
     void allocate(ggml_backend_t backend, const char *what);
     // Places the activations in `shared` (which keeps the largest buffer it ever needed):
-    // call before each compute when other graphs used `shared` since. Throws like allocate().
+    // call before each compute when other graphs used `shared` since (each call places them
+    // anew, so a buffer that grew in between is no hazard). Throws like allocate().
     void bind(ggml_gallocr_t shared, const char *what);
     size_t bytes() const { return alloc ? ggml_gallocr_get_buffer_size(alloc, 0) : 0; }
 };
