@@ -160,7 +160,7 @@ int run_t2w(const T2wOptions &o) {
                                                          : "; no 5-step prompt cache to score it against (give --ref-prompt-cache)")
                   << "\n";
     }
-    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32" || cfg.first_window != t2w::kWindowTokens ||
+    const bool typed = cfg.type_t2m != "f32" || cfg.type_voc != "f32" || !cfg.reference_windows() ||
                        ref_steps != steps || !o.ref_prompt_cache.empty();
     const bool fidelity = typed && !o.no_fidelity;
     std::vector<float> mels;
@@ -169,11 +169,14 @@ int run_t2w(const T2wOptions &o) {
     for (auto &w : recs) prof.record(w);
     nlohmann::json fid = nullptr;
     if (fidelity) {
-        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << ", first window " << cfg.first_window << ", "
+        std::string ramp;
+        for (int w : cfg.ramp) ramp += (ramp.empty() ? ", ramp " : ",") + std::to_string(w);
+        std::cerr << "t2w: scoring " << cfg.type_t2m << "/" << cfg.type_voc << ", first window " << cfg.first_window << ramp << ", "
                   << steps << " flow steps against the f32, 28-token-first-window, " << ref_steps << "-step path on the same tokens ...\n";
         t2w::T2wConfig ref_cfg = cfg;
         ref_cfg.type_t2m = ref_cfg.type_voc = "f32";
         ref_cfg.first_window = t2w::kWindowTokens;
+        ref_cfg.ramp.clear();
         ref_cfg.flow_steps = ref_steps;
         auto ref_model = t2w::T2wModel::load(o.models, ref_cfg, t2w::T2wLoadOptions::prompt(ref_prompt));
         t2w::T2wStream ref_stream(*ref_model, ref_cfg);
@@ -194,6 +197,7 @@ int run_t2w(const T2wOptions &o) {
                {"type_t2m", cfg.type_t2m},
                {"type_voc", cfg.type_voc},
                {"first_window", cfg.first_window},
+               {"ramp", cfg.ramp},
                {"mel_snr_db", prof::json_number(quality::snr_db(ref_mels, mels))},
                {"pcm_snr_db", prof::json_number(quality::snr_db(ref_pcm, pcm))},
                {"pcm_snr_after_1s_db", prof::json_number(quality::snr_db(ref_rest, rest))},
@@ -343,7 +347,7 @@ static void add_t2w_command(CLI::App &app, Action &action) {
                     "5-step prompt cache of the fidelity pass when --flow-steps is not 5 (default: the kit's prompt_cache.gguf); "
                     "build it from the same bundle so that only the step count differs");
     sub->add_flag("--no-fidelity", o->no_fidelity,
-                  "With a --t2w-type-* other than f32, --t2w-first-window < 28 or flow steps other than 5: skip the second pass (f32, "
+                  "With a --t2w-type-* other than f32, --t2w-first-window < 28, a --t2w-ramp or flow steps other than 5: skip the second pass (f32, "
                   "28-token first window, 5 steps) that scores the output (mel and PCM SNR)");
     sub->add_option("--json", o->json, "Write the run (config, windows, timings, audio checks) as JSON ('-' = stdout)");
     sub->callback([&action, o, tok, rnd] {

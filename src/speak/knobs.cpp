@@ -29,6 +29,29 @@ std::string read_text_file(const std::string &path) {
     return s;
 }
 
+// --t2w-ramp: "off" (or empty) = none, else window sizes "12,20" in order (not a set: a ramp
+// may repeat a size). The range is T2wConfig::validate's, checked here to name the flag.
+std::vector<int> parse_ramp(const std::string &v) {
+    const std::string t = trim(v);
+    if (t.empty() || t == "off") return {};
+    std::vector<int> ramp;
+    for (const auto &part : split(t, ',')) {
+        ramp.push_back(static_cast<int>(parse_int(trim(part), "--t2w-ramp", t2w::kMinFirstWindow, t2w::kWindowTokens)));
+    }
+    if (ramp.size() > t2w::kMaxRampWindows) {
+        throw_usage("--t2w-ramp: " + std::to_string(ramp.size()) + " windows; use at most " +
+                    std::to_string(t2w::kMaxRampWindows) + " (then the reference's 28-token windows)");
+    }
+    return ramp;
+}
+
+std::string format_ramp(const std::vector<int> &ramp) {
+    if (ramp.empty()) return "off";
+    std::string s;
+    for (int w : ramp) s += (s.empty() ? "" : ",") + std::to_string(w);
+    return s;
+}
+
 // Builds a knob's facts (knobs.h, KnobFacts) in one readable expression.
 struct Facts {
     KnobFacts f;
@@ -404,6 +427,14 @@ std::vector<KnobDef> make_table() {
                      c.t2w.first_window = static_cast<int>(parse_int(v, "--t2w-first-window", t2w::kMinFirstWindow, t2w::kWindowTokens));
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.t2w.first_window); },
+                 Facts("t2w").load()});
+    t.push_back({"t2w-ramp", "", "t2w", "tokens",
+                 "Tokens of the Token2Wav windows after the first, before the reference's 28, e.g. 12,20 (each 8..28, "
+                 "its last 3 look-ahead; off = none): with a short --t2w-first-window, windows that grow so that each "
+                 "one's audio lasts while the next is made",
+                 {}, false, false, true, true,
+                 [](SpeakConfig &c, const std::string &v) { c.t2w.ramp = parse_ramp(v); },
+                 [](const SpeakConfig &c) { return format_ramp(c.t2w.ramp); },
                  Facts("t2w").load()});
     t.push_back({"t2w-cpus", "", "t2w", "", "CPU set of the Token2Wav stage thread, e.g. 0-3", {}, false, false, false,
                  false,

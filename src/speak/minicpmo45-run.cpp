@@ -1,5 +1,6 @@
 #include "speak/minicpmo45-run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -58,7 +59,11 @@ FamilyRun minicpmo45_run(Engines &engines, const SpeakConfig &cfg, const TextSin
     // A batched engine left interrupted by a cancelled utterance (Stage::interrupt) decodes again.
     engines.llm->resume_decode();
     engines.tts->resume_decode();
-    const int first_chunk = shared.window_codes < engines.tts->config().chunk_codes ? shared.window_codes : 0;
+    // The TTS's hand-offs follow Token2Wav's first windows: the first window's codes, then each
+    // ramp window's stride (its tokens - 3 look-ahead); a full chunk at most.
+    const int chunk = engines.tts->config().chunk_codes;
+    std::vector<int> lead_chunks{std::min(shared.window_codes, chunk)};
+    for (int w : cfg.t2w.ramp) lead_chunks.push_back(std::min(w - (t2w::kWindowTokens - t2w::kStrideTokens), chunk));
 
     FamilyRun run;
     run.state = u;
@@ -68,7 +73,7 @@ FamilyRun minicpmo45_run(Engines &engines, const SpeakConfig &cfg, const TextSin
         !cfg.text.empty(), shared, u->text_cap));
     run.stages.push_back(std::make_unique<TtsStage>(
         stage_spec("tts", cfg.tts.placement.threads(), cfg.place_tts, cfg.tts.placement.device), *engines.tts, max_codes,
-        shared, first_chunk));
+        shared, std::move(lead_chunks)));
     run.stages.push_back(std::make_unique<T2wStage>(
         stage_spec("t2w", cfg.t2w.threads_voc, cfg.place_t2w, cfg.t2w.device_voc), *engines.t2w_stream, shared));
 

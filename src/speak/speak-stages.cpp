@@ -101,7 +101,7 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
 // ---- TTS -------------------------------------------------------------------------------
 
 TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared,
-                   int first_chunk_codes)
+                   std::vector<int> lead_chunk_codes)
     : Stage(std::move(spec)), tts_(tts), max_codes_(max_codes), shared_(shared) {
     // Chunks leave the moment the generator completes them (mid TTS call), not when feed()
     // returns: that is what makes the TTS -> T2W hand-off streaming.
@@ -112,13 +112,13 @@ TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, 
         shared_.codes_made.fetch_add(1, std::memory_order_relaxed);
     };
     tts_.set_observer(std::move(obs));
-    tts_.set_first_chunk_codes(first_chunk_codes);
+    tts_.set_lead_chunk_codes(std::move(lead_chunk_codes));
     tts_.begin_utterance();
 }
 
 TtsStage::~TtsStage() {
     tts_.set_observer({});
-    tts_.set_first_chunk_codes(0);
+    tts_.set_lead_chunk_codes({});
 }
 
 void TtsStage::on_chunk(const lm::AudioChunk &c) {

@@ -107,10 +107,11 @@ private:
 
 class TtsStage : public pipe::Stage {
 public:
-    // `max_codes`: cap on codes for the utterance (0 = none). `first_chunk_codes`: size of
-    // the first hand-off (0 = the engine's chunk size), so that Token2Wav's first window
-    // (shared.window_codes codes) need not wait for a whole second of codes.
-    TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared, int first_chunk_codes = 0);
+    // `max_codes`: cap on codes for the utterance (0 = none). `lead_chunk_codes`: sizes of
+    // the first hand-offs (empty = the engine's chunk size), so that Token2Wav's first
+    // windows (shared.window_codes codes, then a ramp's) need not wait for a second of codes.
+    TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, SpeakShared &shared,
+             std::vector<int> lead_chunk_codes = {});
     // Detaches its observer from the engine, which outlives the stage (engines are reused).
     ~TtsStage() override;
     void process(pipe::Item &&in, pipe::Emitter &out) override;

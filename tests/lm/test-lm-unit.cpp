@@ -326,6 +326,34 @@ TEST_F(Generator, SimplexChunksPhase2AndPositions) {
     EXPECT_EQ(r.chunk_at_step[0], 25u);
 }
 
+// Lead chunks (Token2Wav's first window and ramp): the turn's first hand-offs have their
+// sizes, then chunk_codes; the same codes in the same order; a new turn starts them again;
+// a size outside 1..chunk_codes is a usage error.
+TEST_F(Generator, LeadChunksThenFullChunks) {
+    const int EOS = 6561;
+    auto script = cat({codes(60, 1), {EOS}});
+    TtsGenOptions o;
+    o.lead_chunk_codes = {5, 9, 17};
+    auto r = run(script, {{10, true}}, o);
+    std::vector<size_t> sizes;
+    std::vector<int32_t> all;
+    for (const auto &c : r.chunks) {
+        sizes.push_back(c.codes.size());
+        all.insert(all.end(), c.codes.begin(), c.codes.end());
+    }
+    EXPECT_EQ(sizes, (std::vector<size_t>{5, 9, 17, 25, 4, 0}));  // 60 = 5 + 9 + 17 + 25 + 4; then the final flush
+    EXPECT_EQ(all, std::vector<int32_t>(script.begin(), script.begin() + 60));
+    ASSERT_GE(r.chunk_at_step.size(), 3u);
+    EXPECT_EQ(r.chunk_at_step[0], 5u);  // handed on the moment the 5th code is out
+    EXPECT_EQ(r.chunk_at_step[1], 14u);
+    ScriptedForward f(weights_->dims().n_embd, weights_->dims().n_codes, 4096);
+    TtsGenOptions bad;
+    bad.lead_chunk_codes = {5, 0};
+    EXPECT_THROW(TtsGenerator(*weights_, f, bad), rtf::Error);
+    bad.lead_chunk_codes = {26};
+    EXPECT_THROW(TtsGenerator(*weights_, f, bad), rtf::Error);
+}
+
 TEST_F(Generator, ReferenceNoopFeeds) {
     const int EOS = 6561;
     TtsGenOptions o;

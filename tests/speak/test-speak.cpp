@@ -138,6 +138,29 @@ TEST_F(Speak, ShortFirstWindowStartsAfterFewCodes) {
     EXPECT_TRUE(chunks.back().last);
 }
 
+// --t2w-ramp 12,20 after a first window of 8: the TTS hands on 5, 9 and 17 codes, Token2Wav
+// runs windows of 8, 12 and 20 tokens (960, 8640 and 16320 samples), then the final one;
+// the ramp's graphs were built at load.
+TEST_F(Speak, RampWindowsFollowTheFirst) {
+    auto cfg = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"},
+                       {"t2w-first-window", "8"}, {"t2w-ramp", "12,20"}});
+    EXPECT_EQ(cfg.t2w.ramp, (std::vector<int>{12, 20}));
+    auto engines = speak::load_engines(cfg);
+    std::vector<pipe::Item> chunks;
+    auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { chunks.push_back(c); });
+    ASSERT_GE(chunks.size(), 4u);
+    EXPECT_EQ(chunks[0].pcm.size(), 960u);
+    EXPECT_EQ(chunks[1].pcm.size(), 8640u);
+    EXPECT_EQ(chunks[2].pcm.size(), 16320u);
+    EXPECT_EQ(r.first_audio.window_codes, 5);
+    EXPECT_EQ(r.audio_codes.size(), 50u);
+    EXPECT_EQ(r.t2w_graphs_built, 0);
+    EXPECT_TRUE(chunks.back().last);
+    EXPECT_THROW(config({{"text", "a"}, {"t2w-ramp", "12,x"}}), rtf::Error);
+    EXPECT_THROW(config({{"text", "a"}, {"t2w-ramp", "30"}}), rtf::Error);
+    EXPECT_TRUE(config({{"text", "a"}, {"t2w-ramp", "off"}}).t2w.ramp.empty());
+}
+
 // --first-audio-priority changes when the LLM and TTS work, not what anyone computes: the
 // same codes and the same PCM, sample for sample, with the TTS paused during the first
 // window. With 3-token LLM steps the TTS needs several steps before the first window's

@@ -436,16 +436,64 @@ TEST_F(TinyKit, ShortFirstWindowSizesAndSeamlessJoin) {
     EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
 }
 
+// --t2w-ramp: after the first window, windows of the ramp's sizes (each sliding by its size
+// - 3), then the reference's 28; every non-first window gives 480·2(W-3) samples; the output
+// depends only on the token sequence; a new utterance runs the ramp again; sizes outside
+// 8..28 or more than kMaxRampWindows are refused.
+TEST_F(TinyKit, RampWindowsSizesAndSplitIndependence) {
+    T2wConfig cfg = base();
+    cfg.first_window = 8;
+    cfg.ramp = {12, 20};
+    const auto toks = tokens(60, 5);  // + 3 silence = 63: windows 8, 12, 20, 28, final 7
+    T2wStream one(*model, cfg);
+    std::vector<WindowRecord> recs;
+    auto a = one.push(toks, true, &recs);
+    std::vector<int> sizes;
+    for (const auto &w : recs) sizes.push_back(w.n_tokens);
+    EXPECT_EQ(sizes, (std::vector<int>{8, 12, 20, 28, 63 - 5 - 9 - 17 - 25}));
+    ASSERT_EQ(recs.size(), 5u);
+    EXPECT_EQ(recs[0].samples, 480 * 10 - 3840);
+    EXPECT_EQ(recs[1].samples, 480 * 18);
+    EXPECT_EQ(recs[2].samples, 480 * 34);
+    EXPECT_EQ(recs[3].samples, 24000);
+    T2wStream st(*model, cfg);
+    std::vector<float> b;
+    for (size_t i = 0; i < toks.size(); i += 4) {
+        auto pcm = st.push({toks.begin() + static_cast<long>(i), toks.begin() + static_cast<long>(std::min(i + 4, toks.size()))},
+                           i + 4 >= toks.size());
+        b.insert(b.end(), pcm.begin(), pcm.end());
+    }
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], b[k], 1e-6f) << k;
+    // the ramp is other math than no ramp (other windows), and runs again for the next utterance
+    T2wConfig plain = cfg;
+    plain.ramp.clear();
+    T2wStream p(*model, plain);
+    EXPECT_NE(p.push(toks, true), a);
+    recs.clear();
+    one.push(toks, true, &recs);
+    ASSERT_GE(recs.size(), 3u);
+    EXPECT_EQ(recs[1].n_tokens, 12);
+    EXPECT_EQ(recs[2].n_tokens, 20);
+    cfg.ramp = {12, 7};
+    EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
+    cfg.ramp = {12, 29};
+    EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
+    cfg.ramp.assign(kMaxRampWindows + 1, 20);
+    EXPECT_THROW(T2wStream(*model, cfg), rtf::Error);
+}
+
 // warm() builds every graph a stream can need: no window of any length, first or final,
 // builds another one afterwards.
 TEST_F(TinyKit, WarmBuildsEveryShape) {
     T2wConfig cfg = base();
     cfg.first_window = 12;
+    cfg.ramp = {16, 22};
     T2wStream st(*model, cfg);
     st.warm(false);
     const int64_t built = st.graphs_built();
     EXPECT_GT(built, 0);
-    for (int n : {1, 2, 5, 9, 12, 20, 25, 26, 40, 53}) {  // utterances ending in every kind of final window
+    for (int n : {1, 2, 5, 9, 12, 20, 25, 26, 40, 53, 70}) {  // utterances ending in every kind of final window
         st.reset();
         st.push(tokens(n, static_cast<unsigned>(n)), true);
     }

@@ -268,7 +268,7 @@ TtsTimings TtsEngine::timings() const {
 
 void TtsEngine::set_observer(TtsObserver obs) { gen_->set_observer(std::move(obs)); }
 
-void TtsEngine::set_first_chunk_codes(int n) { gen_->set_first_chunk_codes(n); }
+void TtsEngine::set_lead_chunk_codes(std::vector<int> sizes) { gen_->set_lead_chunk_codes(std::move(sizes)); }
 
 void TtsEngine::warm() {
     // A throw-away batch (a condition's size) and one single-row decode, on zero rows: the

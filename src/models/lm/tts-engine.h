@@ -106,8 +106,9 @@ public:
     TtsTimings timings() const;
     const std::string &derived_model_path() const { return derived_path_; }
     void set_observer(TtsObserver obs);
-    // Size of each turn's first simplex chunk from now on (0 = chunk_codes; TtsGenOptions).
-    void set_first_chunk_codes(int n);
+    // Sizes of each turn's first simplex chunks from now on (empty = all chunk_codes;
+    // TtsGenOptions::lead_chunk_codes).
+    void set_lead_chunk_codes(std::vector<int> sizes);
     // One throw-away batch and decode, to pay first-touch costs at load. KV left empty.
     void warm();
     // Batched engines only (no-ops otherwise): interrupt_decode() makes a decode waiting to be

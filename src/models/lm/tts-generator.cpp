@@ -23,18 +23,21 @@ TtsGenerator::TtsGenerator(const TtsWeights &w, TtsForward &fwd, TtsGenOptions o
       cond_builder_(w, opt.condition_threads,
                     opt.mode == TtsMode::Duplex ? ConditionNorm::HostSequential : ConditionNorm::Graph) {
     if (opt_.chunk_codes < 1) throw_usage("TTS chunk size must be >= 1 code");
-    set_first_chunk_codes(opt_.first_chunk_codes);
+    set_lead_chunk_codes(opt_.lead_chunk_codes);
     if (opt_.max_codes_per_phase < 1) throw_usage("TTS max codes per phase must be >= 1");
     if (opt_.duplex_codes < 1) throw_usage("TTS duplex codes per call must be >= 1");
     row_.resize(static_cast<size_t>(w_.dims().n_embd));
     logits_.resize(static_cast<size_t>(w_.dims().n_codes));
 }
 
-void TtsGenerator::set_first_chunk_codes(int n) {
-    if (n < 0 || n > opt_.chunk_codes) {
-        throw_usage("TTS first chunk: " + std::to_string(n) + " codes; use 0 (= the chunk size) .. " + std::to_string(opt_.chunk_codes));
+void TtsGenerator::set_lead_chunk_codes(std::vector<int> sizes) {
+    for (int n : sizes) {
+        if (n < 1 || n > opt_.chunk_codes) {
+            throw_usage("TTS lead chunk: " + std::to_string(n) + " codes; use 1 .. " + std::to_string(opt_.chunk_codes) +
+                        " (the chunk size)");
+        }
     }
-    opt_.first_chunk_codes = n;
+    opt_.lead_chunk_codes = std::move(sizes);
 }
 
 void TtsGenerator::begin_utterance() {
@@ -123,7 +126,9 @@ void TtsGenerator::emit(int32_t code, std::vector<AudioChunk> &out) {
     history_.push_back(code);
     if (opt_.mode != TtsMode::Simplex) return;
     buffer_.push_back(code);
-    const int size = chunks_in_turn_ == 0 && opt_.first_chunk_codes > 0 ? opt_.first_chunk_codes : opt_.chunk_codes;
+    const auto &lead = opt_.lead_chunk_codes;
+    const int size = chunks_in_turn_ < static_cast<int64_t>(lead.size()) ? lead[static_cast<size_t>(chunks_in_turn_)]
+                                                                          : opt_.chunk_codes;
     if (static_cast<int>(buffer_.size()) >= size) {
         const auto n = static_cast<std::ptrdiff_t>(size);
         push({std::vector<int32_t>(buffer_.begin(), buffer_.begin() + n), false}, out);

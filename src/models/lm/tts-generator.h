@@ -95,9 +95,10 @@ struct TtsGenOptions {
     // arbitrarily short; it changes the sampling, so real-model quality runs leave it at 0.
     int64_t min_codes_per_turn = 0;
     int chunk_codes = 25;       // simplex push size
-    // Simplex: size of a turn's first chunk (0 = chunk_codes), so that Token2Wav's first
-    // window (T2wConfig::first_window) starts after fewer codes. Later chunks: chunk_codes.
-    int first_chunk_codes = 0;
+    // Simplex: sizes of a turn's first chunks (each 1..chunk_codes; empty = all chunk_codes),
+    // so that Token2Wav's first windows (T2wConfig::first_window, ramp) start after fewer
+    // codes. Later chunks: chunk_codes.
+    std::vector<int> lead_chunk_codes;
     int duplex_codes = 26;      // duplex: codes per non-final call (EOS masked until then) and
                                 // the most per end-of-turn call (reference: 26 = 25 + 1)
     bool host_logits = false;   // true: logits from z on the host in the reference's exact float32
@@ -131,8 +132,8 @@ public:
     void feed(const TtsInput &in, std::vector<AudioChunk> &out);
 
     void set_observer(TtsObserver obs) { obs_ = std::move(obs); }
-    // TtsGenOptions::first_chunk_codes, from the next chunk on (0 .. chunk_codes).
-    void set_first_chunk_codes(int n);
+    // TtsGenOptions::lead_chunk_codes, from the next turn on (each 1 .. chunk_codes).
+    void set_lead_chunk_codes(std::vector<int> sizes);
     const TtsCounters &counters() const { return cnt_; }
     int position() const { return pos_; }
     bool in_turn() const { return in_turn_; }

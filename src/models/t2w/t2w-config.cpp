@@ -50,16 +50,33 @@ void T2wConfig::validate() const {
                     " tokens; use 8..28 (28 = the reference's 25 + 3 look-ahead; below 8 the first window's audio "
                     "would be trimmed away)");
     }
+    if (ramp.size() > kMaxRampWindows) {
+        throw_setting("t2w-ramp", std::to_string(ramp.size()) + " windows; use at most " + std::to_string(kMaxRampWindows));
+    }
+    for (int w : ramp) {
+        if (w < kMinFirstWindow || w > kWindowTokens) {
+            throw_setting("t2w-ramp", "a window of " + std::to_string(w) +
+                                          " tokens; use 8..28 each (the tokens of a window after the first, its last 3 "
+                                          "look-ahead)");
+        }
+    }
     if (leading_silence < 0 || leading_silence > 3) {
         throw_usage("t2w: leading silence tokens must be 0..3, got " + std::to_string(leading_silence));
     }
 }
 
+int T2wConfig::window_tokens(size_t index) const {
+    if (index == 0) return first_window;
+    return index <= ramp.size() ? ramp[index - 1] : kWindowTokens;
+}
+
+bool T2wConfig::reference_windows() const { return first_window == kWindowTokens && ramp.empty(); }
+
 nlohmann::json T2wConfig::to_json() const {
     return {{"threads_t2m", threads_t2m}, {"threads_voc", threads_voc}, {"device_t2m", device_t2m},
             {"device_voc", device_voc},   {"flow_steps", flow_steps},   {"cfg", cfg},
             {"leading_silence", leading_silence}, {"type_t2m", type_t2m}, {"type_voc", type_voc},
-            {"first_window", first_window}};
+            {"first_window", first_window}, {"ramp", ramp}};
 }
 
 }  // namespace rtf::t2w

@@ -41,6 +41,17 @@ struct T2wConfig {
     // (8 + lead silence 3: after 5 codes, 0.2 s of speech) at the price of other math for
     // the utterance (T2wStream). 8..28.
     int first_window = 28;
+    // Tokens of the windows after the first, before the reference's 28 (each 8..28, its last 3
+    // look-ahead; at most 8): a ramp from a short first window up to full ones, so that each
+    // window's audio lasts while the next is made (a short first window followed at once by
+    // 28-token windows leaves a gap: 0.2 s of audio must cover 25 codes and a full window).
+    // Empty = none (the reference; with first_window 28 a ramp still changes the windows).
+    std::vector<int> ramp;
+
+    // Tokens of an utterance's window #index (0 = the first): first_window, then ramp, then 28.
+    int window_tokens(size_t index) const;
+    // The reference's windowing (first_window 28, no ramp).
+    bool reference_windows() const;
 
     // The defaults with these compute types (tests and A/Bs that vary only the types).
     static T2wConfig typed(const std::string &t2m, const std::string &voc = "f32") {

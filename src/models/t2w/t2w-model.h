@@ -41,6 +41,8 @@ constexpr int kStrideTokens = 25;
 // Shortest non-last window (--t2w-first-window): 5 tokens of output, 10 mel frames, so the
 // vocoder's 8-frame (3840-sample) trim still leaves audio.
 constexpr int kMinFirstWindow = 8;
+// Most windows of a ramp (T2wConfig::ramp): each size is a token2mel graph built at load.
+constexpr size_t kMaxRampWindows = 8;
 constexpr int kSampleRate = 24000;
 constexpr int kSamplesPerFrame = 480;
 constexpr int kMelCacheFrames = 8;

@@ -30,7 +30,7 @@ void T2wStream::reset() {
     source_cache_.clear();
     speech_tail_.clear();
     calls_ = 0;
-    first_pending_ = true;
+    window_index_ = 0;
 }
 
 void T2wStream::warm(bool compute_first) {
@@ -39,9 +39,11 @@ void T2wStream::warm(bool compute_first) {
     t2m_.prepare(kWindowTokens, false);
     t2m_.prepare(kWindowTokens, true);
     t2m_.prepare(F, false);
+    for (int w : cfg_.ramp) t2m_.prepare(w, false);  // a window of the ramp (its vocoder lengths: below)
     const double t2m_build = ms_since(t0);
     // Vocoder input lengths: the first window's 2(F-3) frames, then [8-frame mel cache ;
-    // 50] = 58, and a final window's 2n frames (n = 1..28), alone or after the cache.
+    // 50] = 58, and a final window's 2n frames (n = 1..28), alone or after the cache (a ramp's
+    // window of W tokens: 8 + 2(W-3), among those).
     std::vector<int> lengths{2 * (F - (kWindowTokens - kStrideTokens)), kMelCacheFrames + 2 * kStrideTokens};
     for (int n = 1; n <= kWindowTokens; ++n) {
         lengths.push_back(2 * n);
@@ -74,9 +76,9 @@ std::vector<float> T2wStream::push(const std::vector<int32_t> &tokens, bool is_f
     buf_.insert(buf_.end(), tokens.begin(), tokens.end());
     std::vector<float> out;
     for (;;) {
-        // The utterance's first window may be shorter (cfg.first_window); it slides by its
-        // own stride (window - 3 look-ahead tokens). A final flush always uses 28.
-        const size_t W = static_cast<size_t>(first_pending_ ? cfg_.first_window : kWindowTokens);
+        // The utterance's first windows may be shorter (cfg.first_window, then cfg.ramp); each
+        // slides by its own stride (window - 3 look-ahead tokens). A final flush always uses 28.
+        const size_t W = static_cast<size_t>(cfg_.window_tokens(window_index_));
         const bool last = is_final && buf_.size() <= static_cast<size_t>(kWindowTokens);
         if (!(buf_.size() >= W || (is_final && !buf_.empty()))) break;
         const size_t n = last ? buf_.size() : W;
@@ -85,7 +87,7 @@ std::vector<float> T2wStream::push(const std::vector<int32_t> &tokens, bool is_f
         std::vector<float> pcm = push_window(win, last, &rec, last ? kWindowTokens : static_cast<int>(W));
         if (records) records->push_back(rec);
         out.insert(out.end(), pcm.begin(), pcm.end());
-        first_pending_ = last;  // the next utterance starts with a first window again
+        window_index_ = last ? 0 : window_index_ + 1;  // the next utterance starts with a first window again
         const size_t stride = W - static_cast<size_t>(kWindowTokens - kStrideTokens);
         if (buf_.size() > stride) {
             buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(stride));

@@ -12,7 +12,8 @@
 // cfg.first_window = F < 28 an utterance's first window runs as soon as the buffer holds F
 // tokens, on a graph of F tokens (the last 3 still look-ahead), and slides by F - 3: less
 // waiting for the first audio, different math for the whole utterance (the caches and
-// the noise generator see another history); F = 28 is the reference. The window step
+// the noise generator see another history); F = 28 is the reference. cfg.ramp: the windows
+// after the first, before 28, e.g. F = 8 then 12, 20 (slides 5, 9, 17, then 25). The window step
 // (§3.2) carries an 8-frame mel cache, a 3840-sample source cache and a 3840-sample
 // speech tail Hamming-cross-faded into the next window, and trims the last 3840
 // samples of non-final windows. So the output depends only on the token sequence, not
@@ -100,7 +101,7 @@ private:
     std::vector<float> source_cache_, speech_tail_;
     std::vector<float> window_;
     int64_t calls_ = 0;
-    bool first_pending_ = true;  // the next window is an utterance's first
+    size_t window_index_ = 0;  // the next window's index in the utterance (cfg.window_tokens)
     WindowTap tap_;
 };
 
