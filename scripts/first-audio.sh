@@ -9,9 +9,9 @@
 # Environment:
 #   RUNS      runs per setting (default 3)
 #   KIT       kit directory (default: the demo's cached cpu twin kit)
-#   SETTINGS  ';'-separated "name=flags" (default: the defaults, and the fast settings:
-#             bf16/f16 Token2Wav types, an 8-token first window, first-audio priority and
-#             the fixed text turn)
+#   SETTINGS  ';'-separated "name=flags" (default: the machine profile as it is, then with an
+#             8-token first window, then with that window and a ramp back to 28; the profile
+#             already picks the compute types for this CPU)
 #   RTF       the rtf binary (default build/bin/rtf)
 #   BINS      ';'-separated "name=path": the settings so named run that binary instead
 #             (A/B of two builds: SETTINGS="old=;new=" BINS="old=/tmp/rtf-old")
@@ -21,8 +21,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 RTF=${RTF:-$root/build/bin/rtf}
 OUT=${1:-$root/out/first-audio}
 RUNS=${RUNS:-3}
-fast="--t2w-type-t2m bf16 --t2w-type-voc f16 --t2w-first-window 8 --first-audio-priority --text-turn fixed"
-SETTINGS=${SETTINGS:-"defaults=;fast=$fast"}
+SETTINGS=${SETTINGS:-"auto=;first8=--t2w-first-window 8;ramp=--t2w-first-window 8 --t2w-ramp 11,15,21"}
 [[ -x $RTF ]] || { echo "first-audio: no rtf binary at $RTF (./scripts/setup.sh builds it)" >&2; exit 1; }
 kit=()
 if [[ -n ${KIT:-} ]]; then
