@@ -29,7 +29,8 @@ namespace {
 struct TuneOptions {
     std::string models, workload;
     std::vector<std::string> set, candidates;
-    std::string budget = "30m", target_rtf = "0", runs = "5", warmup = "1", noise = "0.03";
+    std::string budget = "30m", target_rtf = "0", runs = "5", warmup = "1", noise = "0.03", objective = "rtf",
+                objective_noise_ms = "100";
     bool allow_math = false, list_only = false;
     std::string out = "tuned.json", json_path, md_path;
     HistoryFlags history;
@@ -47,6 +48,8 @@ int run_tune(const TuneOptions &o) {
     tc.budget_s = budget_seconds(o.budget);
     tc.target_rtf = parse_double(o.target_rtf, "--target-rtf", 0, 1000);
     tc.allow_math = o.allow_math;
+    tc.objective = o.objective;
+    tc.objective_noise_ms = parse_double(o.objective_noise_ms, "--objective-noise-ms", 0, 1e6);
     tc.validate();
 
     const std::string workload = !o.workload.empty() ? o.workload : (o.models.empty() ? "" : "speak");
@@ -69,11 +72,12 @@ int run_tune(const TuneOptions &o) {
         cands = tune::speak_candidates(base, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), family);
     }
     std::cerr << "rtf tune: workload " << workload << (family != "minicpmo45" ? " (family " + family + ")" : std::string()) << ", " << cands.size() << " candidate(s), " << tc.pc.runs
-              << " runs per side, noise " << tc.pc.noise << ", budget " << o.budget
+              << " runs per side, objective " << tc.objective << " (noise "
+              << (tc.objective == "rtf" ? o.noise : o.objective_noise_ms + " ms") << "), budget " << o.budget
               << (tc.allow_math ? ", math-changing candidates allowed" : "") << "\n";
     if (o.list_only) {
         for (const auto &c : cands)
-            std::cout << tune::kTuneLayers[c.layer] << "  " << c.knob << "=" << c.value << "  stage " << (c.stage.empty() ? "all" : c.stage)
+            std::cout << tune::kTuneLayers[c.layer] << "  " << c.label() << "  stage " << (c.stage.empty() ? "all" : c.stage)
                       << (c.changes_math ? "  (changes the math)" : "") << "\n";
         return 0;
     }
@@ -105,8 +109,8 @@ static void add_tune_command(CLI::App &app, Action &action) {
     sub->add_option("--workload", o->workload, "speak (default with --models), or mock / simulate with --candidate");
     sub->add_option("--set", o->set, "Starting knobs KEY=VALUE[;KEY=VALUE] (repeatable), e.g. 'text=...;max-audio-s=4'");
     sub->add_option("--candidate", o->candidates,
-                    "LAYER:KEY=VALUE[:STAGE] (repeatable; replaces the built-in speak candidates), LAYER = 0-4 or "
-                    "placement|types|pipeline|runtime|operators");
+                    "LAYER:KEY=VALUE[+KEY=VALUE...][:STAGE] (repeatable; replaces the built-in speak candidates; "
+                    "+ joins knobs changed in one trial), LAYER = 0-4 or placement|types|pipeline|runtime|operators");
     sub->add_option("--budget", o->budget, "Wall-time budget, e.g. 40m; a trial that would not fit is skipped")->default_str(o->budget);
     sub->add_option("--target-rtf", o->target_rtf, "Stop once the best median RTF is at or below this (0 = no target)")
         ->default_str(o->target_rtf);
@@ -114,6 +118,14 @@ static void add_tune_command(CLI::App &app, Action &action) {
         ->default_str(o->runs);
     sub->add_option("--warmup", o->warmup, "Warm-up runs per side")->default_str(o->warmup);
     sub->add_option("--noise", o->noise, "Noise floor, RTF: a smaller gain is not kept")->default_str(o->noise);
+    sub->add_option("--objective", o->objective,
+                    "What a trial must improve (lower is better): rtf, gapless_start_ms (the listener's wait before "
+                    "playback after which no gap follows: the first-audio levers' measure) or first_audio_ms")
+        ->check(CLI::IsMember(tune::tune_objectives()))
+        ->default_str(o->objective);
+    sub->add_option("--objective-noise-ms", o->objective_noise_ms,
+                    "Noise floor of the ms objectives: a smaller gain is not kept")
+        ->default_str(o->objective_noise_ms);
     sub->add_flag("--allow-math-changes", o->allow_math,
                   "Also try candidates that change the output (compute/KV types, flow steps): the red-line opt-in");
     sub->add_flag("--list", o->list_only, "Print the candidates in the order of their layers and exit");

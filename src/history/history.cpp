@@ -369,9 +369,19 @@ Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir) {
     e.knobs = tune.contains("changes") && tune["changes"].is_object() ? tune["changes"] : nlohmann::json::object();
     // The tuner's own figures: the baseline measured, the kept pairs' ratio product and the
     // estimate it implies (rtf = base x gain: a product of in-pair ratios, not one measured run).
-    for (const auto &[k, m] : {std::pair{"base_rtf", "rtf_base"}, std::pair{"best_rtf_estimate", "rtf"}, std::pair{"gain", "gain"},
-                               std::pair{"wall_s", "wall_s"}})
+    // A tune for another objective (gapless_start_ms, first_audio_ms) also gives that
+    // objective's baseline and estimate, under its own name; "gain" stays the RTF's.
+    const bool rtf_gain = tune.contains("rtf_gain") && tune["rtf_gain"].is_number();
+    for (const auto &[k, m] : {std::pair{"base_rtf", "rtf_base"}, std::pair{"best_rtf_estimate", "rtf"},
+                               std::pair{rtf_gain ? "rtf_gain" : "gain", "gain"}, std::pair{"wall_s", "wall_s"}})
         if (tune.contains(k) && tune[k].is_number()) e.metrics[m] = tune[k];
+    const std::string objective = tune.value("objective", "rtf");
+    if (objective != "rtf") {
+        if (tune.contains("base_value") && tune["base_value"].is_number()) e.metrics[objective + "_base"] = tune["base_value"];
+        if (tune.contains("best_value_estimate") && tune["best_value_estimate"].is_number())
+            e.metrics[objective] = tune["best_value_estimate"];
+        e.metrics["objective_gain"] = tune.value("gain", 1.0);
+    }
     if (tune.contains("trials") && tune["trials"].is_array()) e.metrics["trials"] = tune["trials"].size();
     for (auto it = e.metrics.begin(); it != e.metrics.end(); ++it) e.runs[it.key()] = nlohmann::json::array({it.value()});
     return e;

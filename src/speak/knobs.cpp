@@ -73,6 +73,10 @@ struct Facts {
         f.runnable = std::move(r);
         return *this;
     }
+    Facts &with(std::string knob, std::string value) {
+        f.tune_with.emplace_back(std::move(knob), std::move(value));
+        return *this;
+    }
     operator KnobFacts() const { return f; }  // NOLINT: the table's rows take it as it is
 };
 
@@ -435,7 +439,8 @@ std::vector<KnobDef> make_table() {
                  {}, false, false, true, true,
                  [](SpeakConfig &c, const std::string &v) { c.t2w.ramp = parse_ramp(v); },
                  [](const SpeakConfig &c) { return format_ramp(c.t2w.ramp); },
-                 Facts("t2w").load()});
+                 // tried with an 8-token first window (alone the ramp has nothing to ramp from)
+                 Facts("t2w").load().tune(2, {"11,15,21"}).with("t2w-first-window", "8")});
     t.push_back({"t2w-cpus", "", "t2w", "", "CPU set of the Token2Wav stage thread, e.g. 0-3", {}, false, false, false,
                  false,
                  [](SpeakConfig &c, const std::string &v) {

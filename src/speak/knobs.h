@@ -45,6 +45,9 @@ struct KnobFacts {
     std::vector<std::string> tune_values;
     // A value this build and CPU can run (e.g. a bf16 vocoder needs oneDNN); empty = all.
     std::function<bool(const std::string &value)> runnable;
+    // Other knobs' values each tune candidate of this knob is tried with (one trial), for a
+    // knob that means nothing alone: --t2w-ramp with a short --t2w-first-window.
+    std::vector<std::pair<std::string, std::string>> tune_with;
 };
 
 struct KnobDef {

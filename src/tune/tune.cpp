@@ -51,10 +51,27 @@ std::string fmt3(double v) {
     return b;
 }
 
+std::string fmt0(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.0f", v);
+    return b;
+}
+
 }  // namespace
 
+const std::vector<std::string> &tune_objectives() {
+    static const std::vector<std::string> o = {"rtf", "gapless_start_ms", "first_audio_ms"};
+    return o;
+}
+
+std::string TuneCandidate::label() const {
+    std::string s = knob + "=" + value;
+    for (const auto &[k, v] : with) s += " + " + k + "=" + v;
+    return s;
+}
+
 TuneCandidate TuneCandidate::parse(const std::string &text, const std::string &what) {
-    // LAYER:KEY=VALUE[:STAGE]
+    // LAYER:KEY=VALUE[+KEY=VALUE...][:STAGE]
     const auto c1 = text.find(':');
     const auto eq = text.find('=', c1 == std::string::npos ? 0 : c1);
     if (c1 == std::string::npos || eq == std::string::npos) {
@@ -76,7 +93,19 @@ TuneCandidate TuneCandidate::parse(const std::string &text, const std::string &w
             !c.stage.empty())
             throw_usage(what + ": stage '" + c.stage + "' is not llm, tts, t2w (MiniCPM-o) or gen, decoder (other families)");
     }
-    c.value = trim(rest);
+    // more knobs of the same trial: "+KEY=VALUE" (a '+' inside a value stays: the next part
+    // must look like KEY=VALUE)
+    auto parts = split(rest, '+');
+    c.value = trim(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i) {
+        const auto e = parts[i].find('=');
+        if (e == std::string::npos || trim(parts[i].substr(0, e)).empty()) {
+            c.value += "+" + parts[i];  // part of the value
+            c.value = trim(c.value);
+            continue;
+        }
+        c.with.emplace_back(trim(parts[i].substr(0, e)), trim(parts[i].substr(e + 1)));
+    }
     if (c.knob.empty()) throw_usage(what + ": '" + text + "' has an empty knob name");
     return c;
 }
@@ -89,6 +118,11 @@ void TuneConfig::validate() const {
     }
     if (!(budget_s > 0)) throw_usage("--budget: must be > 0");
     if (!(target_rtf >= 0)) throw_usage("--target-rtf: must be >= 0 (0 = no target)");
+    const auto &objs = tune_objectives();
+    if (std::find(objs.begin(), objs.end(), objective) == objs.end()) {
+        throw_usage("--objective: '" + objective + "' is not rtf, gapless_start_ms or first_audio_ms");
+    }
+    if (!(objective_noise_ms >= 0)) throw_usage("--objective-noise-ms: must be >= 0");
 }
 
 TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCandidate> candidates, const TuneConfig &cfg,
@@ -99,7 +133,13 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
         if (progress) progress(l);
     };
     TuneResult r;
+    r.objective = cfg.objective;
     r.base = r.best = base;
+    const std::string &obj = cfg.objective;
+    const double noise = cfg.noise();
+    const bool ms = obj != "rtf";
+    auto fmt_obj = [&](double v) { return ms ? fmt0(v) + " ms" : fmt3(v); };
+    const std::string obj_name = ms ? obj : "RTF";
     ConfigResult best_result;  // the latest measurement of the current best (its A side)
     bool have_best = false;
     double trial_cost_s = 0;   // the largest trial so far: the estimate of the next
@@ -120,11 +160,17 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
             }
             TuneCandidate c = todo.front();
             todo.erase(todo.begin());
-            if (const std::string *cur = find_knob(r.best, c.knob); cur && *cur == c.value) continue;  // no change
+            auto unchanged = [&](const std::string &k, const std::string &v) {
+                const std::string *cur = find_knob(r.best, k);
+                return cur && *cur == v;
+            };
+            bool same = unchanged(c.knob, c.value);
+            for (const auto &[k, v] : c.with) same = same && unchanged(k, v);
+            if (same) continue;  // no change
             TuneTrial t;
             t.index = index++;
             t.cand = c;
-            const std::string name = std::string(kTuneLayers[c.layer]) + " " + c.knob + "=" + c.value;
+            const std::string name = std::string(kTuneLayers[c.layer]) + " " + c.label();
             const double spent = ms_since(t0) / 1000.0;
             if (c.changes_math && !cfg.allow_math) {
                 t.verdict = "skipped (changes the math)";
@@ -144,19 +190,24 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
                 try {
                     Knobs b = r.best;
                     set_knob(b, c.knob, c.value);
+                    for (const auto &[k, v] : c.with) set_knob(b, k, v);
                     AbResult ab = run_ab(info, Knobs{}, r.best, b, cfg.pc, nullptr);
                     t.a_rtf = median_of(ab.a, "rtf");
                     t.b_rtf = median_of(ab.b, "rtf");
-                    t.delta = t.b_rtf - t.a_rtf;
+                    t.a_value = median_of(ab.a, obj);
+                    t.b_value = median_of(ab.b, obj);
+                    t.delta = t.b_value - t.a_value;
                     if (!have_best) {
                         r.base_rtf = r.best_rtf = t.a_rtf;
-                        r.descent.push_back({"baseline", t.a_rtf, t.a_rtf, 1.0, 1.0});
+                        r.base_value = r.best_value = t.a_value;
+                        r.descent.push_back({"baseline", t.a_value, t.a_value, 1.0, 1.0, t.a_rtf, t.a_rtf});
                     } else {
                         r.best_rtf = t.a_rtf;  // re-measured in this pair: drift hits both alike
+                        r.best_value = t.a_value;
                     }
                     best_result = ab.a;
                     have_best = true;
-                    const auto test = mann_whitney_u(values_of(ab.a, "rtf"), values_of(ab.b, "rtf"));
+                    const auto test = mann_whitney_u(values_of(ab.a, obj), values_of(ab.b, obj));
                     if (!ab.a.verdict.valid) {
                         t.verdict = "failed";
                         t.reason = "the current best did not give a VALID result: " +
@@ -164,25 +215,30 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
                     } else if (!ab.b.verdict.valid) {
                         t.verdict = "failed gate";
                         t.reason = ab.b.verdict.reasons.empty() ? "INVALID" : ab.b.verdict.reasons.front();
-                    } else if (!std::isfinite(t.delta) || t.delta >= cfg.pc.noise) {
+                    } else if (!std::isfinite(t.delta) || t.delta >= noise) {
                         t.verdict = "slower";
-                        t.reason = "median RTF " + fmt3(t.a_rtf) + " -> " + fmt3(t.b_rtf);
-                    } else if (t.delta > -cfg.pc.noise) {
+                        t.reason = "median " + obj_name + " " + fmt_obj(t.a_value) + " -> " + fmt_obj(t.b_value) +
+                                   (std::isfinite(t.delta) ? "" : " (not measured: " + obj + " missing from a side's runs)");
+                    } else if (t.delta > -noise) {
                         t.verdict = "within noise";
-                        t.reason = "|delta| " + fmt3(std::fabs(t.delta)) + " < noise " + fmt3(cfg.pc.noise);
+                        t.reason = "|delta| " + fmt_obj(std::fabs(t.delta)) + " < noise " + fmt_obj(noise);
                     } else if (test.possible && !test.significant) {
                         t.verdict = "not significant";
                         t.reason = test.note;
                     } else {
                         t.verdict = "kept";
-                        t.reason = "median RTF " + fmt3(t.a_rtf) + " -> " + fmt3(t.b_rtf) +
+                        t.reason = "median " + obj_name + " " + fmt_obj(t.a_value) + " -> " + fmt_obj(t.b_value) +
+                                   (ms ? " (RTF " + fmt3(t.a_rtf) + " -> " + fmt3(t.b_rtf) + ")" : "") +
                                    (test.possible ? " (" + test.note + ")" : " (beyond the noise floor; too few runs for a test)");
                         r.best = b;
                         set_knob(r.changes, c.knob, c.value);
+                        for (const auto &[k, v] : c.with) set_knob(r.changes, k, v);
                         r.best_rtf = t.b_rtf;
+                        r.best_value = t.b_value;
                         best_result = ab.b;
-                        r.gain *= t.b_rtf / t.a_rtf;
-                        r.descent.push_back({c.knob + "=" + c.value, t.a_rtf, t.b_rtf, t.b_rtf / t.a_rtf, r.gain});
+                        r.gain *= t.b_value / t.a_value;
+                        r.rtf_gain *= t.b_rtf / t.a_rtf;
+                        r.descent.push_back({c.label(), t.a_value, t.b_value, t.b_value / t.a_value, r.gain, t.a_rtf, t.b_rtf});
                         if (c.changes_math) r.fidelity_unverified = true;
                     }
                 } catch (const std::exception &e) {
@@ -232,12 +288,25 @@ std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus, const
                 if (dup) continue;
                 std::string stage = k.facts.stage == "pipeline" || k.facts.stage == "run" ? "" : k.facts.stage;
                 if (other_family && !stage.empty()) stage = stage == "tts" ? "gen" : "decoder";  // family.h's stages
-                v.push_back({layer, k.name, *value, stage, k.changes_math});
+                bool math = k.changes_math;
+                for (const auto &[wk, wv] : k.facts.tune_with) {
+                    const auto *wd = speak::find_knob(wk);
+                    math = math || (wd && wd->changes_math);
+                }
+                v.push_back({layer, k.name, *value, stage, math, k.facts.tune_with});
             }
         }
     }
     return v;
 }
+
+namespace {
+nlohmann::json with_json(const TuneCandidate &c) {
+    nlohmann::json w = nlohmann::json::object();
+    for (const auto &[k, v] : c.with) w[k] = v;
+    return w;
+}
+}  // namespace
 
 nlohmann::json to_json(const TuneResult &r) {
     auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -248,10 +317,14 @@ nlohmann::json to_json(const TuneResult &r) {
                           {"layer_name", kTuneLayers[t.cand.layer]},
                           {"knob", t.cand.knob},
                           {"value", t.cand.value},
+                          {"with", with_json(t.cand)},
+                          {"change", t.cand.label()},
                           {"stage", t.cand.stage},
                           {"changes_math", t.cand.changes_math},
                           {"a_rtf", num(t.a_rtf)},
                           {"b_rtf", num(t.b_rtf)},
+                          {"a_value", num(t.a_value)},
+                          {"b_value", num(t.b_value)},
                           {"delta", num(t.delta)},
                           {"wall_s", t.wall_s},
                           {"verdict", t.verdict},
@@ -259,17 +332,28 @@ nlohmann::json to_json(const TuneResult &r) {
     }
     nlohmann::json descent = nlohmann::json::array();
     for (const auto &d : r.descent) {
-        descent.push_back({{"step", d.step}, {"a_rtf", num(d.a_rtf)}, {"b_rtf", num(d.b_rtf)}, {"ratio", num(d.ratio)},
-                           {"cumulative", num(d.cumulative)}, {"rtf_estimate", num(r.base_rtf * d.cumulative)}});
+        descent.push_back({{"step", d.step},
+                           {"a_value", num(d.a_value)},
+                           {"b_value", num(d.b_value)},
+                           {"ratio", num(d.ratio)},
+                           {"cumulative", num(d.cumulative)},
+                           {"estimate", num(r.base_value * d.cumulative)},
+                           {"a_rtf", num(d.a_rtf)},
+                           {"b_rtf", num(d.b_rtf)}});
     }
     return {{"schema", "rtfkit.tune/1"},
+            {"objective", r.objective},
             {"base_knobs", knobs_json(r.base)},
             {"best_knobs", knobs_json(r.best)},
             {"changes", knobs_json(r.changes)},
             {"base_rtf", num(r.base_rtf)},
             {"best_rtf", num(r.best_rtf)},
+            {"base_value", num(r.base_value)},
+            {"best_value", num(r.best_value)},
             {"gain", num(r.gain)},
-            {"best_rtf_estimate", num(r.base_rtf * r.gain)},
+            {"best_value_estimate", num(r.base_value * r.gain)},
+            {"rtf_gain", num(r.rtf_gain)},
+            {"best_rtf_estimate", num(r.base_rtf * r.rtf_gain)},
             {"descent", descent},
             {"trials", trials},
             {"stop_reason", r.stop_reason},

@@ -14,8 +14,9 @@
 // current best as an A/B pair (run_ab: warm-ups, then A B A B ...), in the order of its
 // stage's share of the current best's time (the leverage: a change to the bottleneck first).
 // A candidate is kept only when B is VALID (every run's quality gates passed), its median
-// RTF beats A's by more than the noise floor, and — when both sides have enough runs for
-// the Mann-Whitney U test — the difference is significant. A kept change becomes the new
+// objective (RTF by default; or the listener's gapless_start_ms, or first_audio_ms: lower is
+// better for each) beats A's by more than the objective's noise floor, and — when both
+// sides have enough runs for the Mann-Whitney U test — the difference is significant. A kept change becomes the new
 // best, and the next candidates are measured against it (the bottleneck is re-located from
 // its stage shares). A layer is finished before the next one is tried, so a knob two layers
 // down is never tried before a helpful one above it.
@@ -51,15 +52,27 @@ struct TuneCandidate {
     std::string knob, value;     // one knob change
     std::string stage;           // the stage it acts on ("llm" | "tts" | "t2w"), "" = all
     bool changes_math = false;
-    // "LAYER:KEY=VALUE[:STAGE]" (LAYER = index or name); throws rtf::Error(Usage) naming `what`.
+    // Other knob values changed together with it (KnobFacts::tune_with): one trial for a
+    // change that means nothing alone (a window ramp needs a short first window).
+    std::vector<std::pair<std::string, std::string>> with;
+    // "knob=value", then " + knob=value" for each of `with`.
+    std::string label() const;
+    // "LAYER:KEY=VALUE[+KEY=VALUE...][:STAGE]" (LAYER = index or name); throws
+    // rtf::Error(Usage) naming `what`.
     static TuneCandidate parse(const std::string &text, const std::string &what);
 };
+
+// What a trial compares: RTF (the default), the listener's gapless start, or the first audio.
+const std::vector<std::string> &tune_objectives();
 
 struct TuneConfig {
     ProtocolConfig pc;           // runs per side (>= 3), warm-up, noise floor
     double budget_s = std::numeric_limits<double>::infinity();
     double target_rtf = 0;       // stop when the best median RTF is <= this; 0 = never
     bool allow_math = false;     // try candidates that change the math
+    std::string objective = "rtf";   // tune_objectives(); lower is better
+    double objective_noise_ms = 100;  // noise floor of the ms objectives (pc.noise is RTF's)
+    double noise() const { return objective == "rtf" ? pc.noise : objective_noise_ms; }
     void validate() const;
 };
 
@@ -67,7 +80,9 @@ struct TuneTrial {
     int index = 0;
     TuneCandidate cand;
     double a_rtf = std::numeric_limits<double>::quiet_NaN(), b_rtf = std::numeric_limits<double>::quiet_NaN();
-    double delta = std::numeric_limits<double>::quiet_NaN();   // b - a
+    // The objective's medians (= the RTFs when it is rtf) and their difference.
+    double a_value = std::numeric_limits<double>::quiet_NaN(), b_value = std::numeric_limits<double>::quiet_NaN();
+    double delta = std::numeric_limits<double>::quiet_NaN();   // b_value - a_value
     double wall_s = 0;
     // "kept" | "within noise" | "slower" | "failed gate" | "failed" | "not significant" |
     // "skipped (budget)" | "skipped (changes the math)" | "skipped (target reached)"
@@ -82,12 +97,16 @@ struct TuneResult {
     // Absolute RTFs measured minutes apart drift on a shared machine (35 % seen on the CI
     // box), so the descent is the chain of in-pair ratios: each kept step's B/A from the
     // same interleaved pair, and their product as the gain over the baseline.
+    std::string objective = "rtf";
     double base_rtf = std::numeric_limits<double>::quiet_NaN();  // the first pair's A side
     double best_rtf = std::numeric_limits<double>::quiet_NaN();  // the last pair's side holding the best
-    double gain = 1.0;                                         // product of the kept steps' B/A
+    double base_value = std::numeric_limits<double>::quiet_NaN(), best_value = base_value;  // the same, objective
+    double gain = 1.0;                                         // product of the kept steps' B/A (objective)
+    double rtf_gain = 1.0;                                     // the same steps' RTF ratios
     struct Step {
         std::string step;   // "baseline" or the kept change
-        double a_rtf, b_rtf, ratio, cumulative;
+        double a_value, b_value, ratio, cumulative;  // the objective
+        double a_rtf, b_rtf;
     };
     std::vector<Step> descent;
     std::vector<TuneTrial> trials;

@@ -155,6 +155,21 @@ TEST(History, IdentitiesAndRows) {
     EXPECT_EQ(s.knobs["d1"], "4");
 }
 
+// A tune for the listener's number keeps RTF's figures as they were (rtf, rtf_base, gain)
+// and adds its objective's baseline and estimate under the objective's name.
+TEST(History, TuneForAnotherObjectiveKeepsBothFigures) {
+    nlohmann::json tune = {{"workload", "speak"}, {"objective", "gapless_start_ms"}, {"changes", {{"t2w-ramp", "11,15,21"}}},
+                           {"base_rtf", 0.8}, {"best_rtf_estimate", 0.88}, {"rtf_gain", 1.1}, {"gain", 0.75},
+                           {"base_value", 2000.0}, {"best_value_estimate", 1500.0}};
+    const auto e = history::entry_from_tune(tune, "");
+    EXPECT_DOUBLE_EQ(e.metrics["rtf"].get<double>(), 0.88);
+    EXPECT_DOUBLE_EQ(e.metrics["rtf_base"].get<double>(), 0.8);
+    EXPECT_DOUBLE_EQ(e.metrics["gain"].get<double>(), 1.1);
+    EXPECT_DOUBLE_EQ(e.metrics["gapless_start_ms"].get<double>(), 1500.0);
+    EXPECT_DOUBLE_EQ(e.metrics["gapless_start_ms_base"].get<double>(), 2000.0);
+    EXPECT_DOUBLE_EQ(e.metrics["objective_gain"].get<double>(), 0.75);
+}
+
 // `--profile auto` reads the newest tune row of this machine for this kit, and only that
 // (issue 30 §3: a tuned result overrides the built-in defaults for its own machine and kit).
 TEST(History, LatestTuneIsThisMachinesAndThisKits) {

@@ -96,6 +96,44 @@ TEST(Tune, TunedConfigRoundTripsThroughTheSpeakLoader) {
     EXPECT_EQ(j["t2w-type-voc"], "f16");
 }
 
+// --objective: trials are judged by the objective's medians (lower is better) against its
+// own noise floor, RTF reported beside them; "KEY=VALUE+KEY=VALUE" is one trial whose
+// knobs are kept together.
+TEST(Tune, ObjectiveJudgesTheTrialsAndABundleIsOneTrial) {
+    const Knobs base = {{"first-audio-ms", "1000"}, {"rtf", "0.5"}};
+    const std::vector<TuneCandidate> cands = {TuneCandidate::parse("pipeline:first-audio-ms=600+rtf=0.55", "c"),
+                                              TuneCandidate::parse("pipeline:first-audio-ms=560", "c")};
+    ASSERT_EQ(cands[0].with.size(), 1u);
+    EXPECT_EQ(cands[0].label(), "first-audio-ms=600 + rtf=0.55");
+    TuneConfig cfg = quick();
+    cfg.objective = "first_audio_ms";
+    auto r = tune::tune(find_workload("mock"), base, cands, cfg);
+    ASSERT_EQ(r.trials.size(), 2u);
+    const auto &t = r.trials[0];
+    EXPECT_EQ(t.verdict, "kept") << t.reason;
+    EXPECT_NEAR(t.a_value, 1000, 20);
+    EXPECT_NEAR(t.b_value, 600, 20);
+    EXPECT_NEAR(t.b_rtf, 0.55, 0.01);  // slower by RTF, better by the objective
+    EXPECT_NE(t.reason.find("RTF 0.5"), std::string::npos) << t.reason;
+    EXPECT_EQ(r.trials[1].verdict, "within noise") << r.trials[1].reason;  // 600 -> 560 ms: < 100 ms
+    EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.55");
+    EXPECT_EQ(*find_knob(r.changes, "first-audio-ms"), "600");
+    EXPECT_NEAR(r.gain, 0.6, 0.03);
+    EXPECT_NEAR(r.rtf_gain, 1.1, 0.03);
+    const auto j = to_json(r);
+    EXPECT_EQ(j["objective"], "first_audio_ms");
+    EXPECT_EQ(j["trials"][0]["change"], "first-audio-ms=600 + rtf=0.55");
+    EXPECT_EQ(j["trials"][0]["with"]["rtf"], "0.55");
+    EXPECT_NEAR(j["best_rtf_estimate"].get<double>(), 0.55, 0.02);
+    // the same trials by RTF: the bundle is slower
+    auto byrtf = tune::tune(find_workload("mock"), base, cands, quick());
+    EXPECT_EQ(byrtf.trials[0].verdict, "slower");
+    cfg.objective = "latency";
+    EXPECT_THROW(cfg.validate(), Error);
+    // a '+' inside a value that is not KEY=VALUE stays in the value
+    EXPECT_EQ(TuneCandidate::parse("runtime:text=a+b", "c").value, "a+b");
+}
+
 TEST(Tune, SpeakCandidatesComeFromTheKnobTable) {
     auto c = speak_candidates({{"t2w-type-voc", "f16"}}, 2);
     ASSERT_FALSE(c.empty());
@@ -109,6 +147,15 @@ TEST(Tune, SpeakCandidatesComeFromTheKnobTable) {
         EXPECT_GE(x.layer, last_layer);
         last_layer = x.layer;
     }
+    // the window ramp is tried with the short first window it ramps from, as one trial
+    bool ramp = false;
+    for (const auto &x : c) {
+        if (x.knob != "t2w-ramp") continue;
+        ramp = true;
+        EXPECT_EQ(x.with, (std::vector<std::pair<std::string, std::string>>{{"t2w-first-window", "8"}}));
+        EXPECT_TRUE(x.changes_math);
+    }
+    EXPECT_TRUE(ramp);
 }
 
 // A family kit (speak/family.h) is offered only the knobs its two stages read, on their stage

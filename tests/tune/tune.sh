@@ -26,6 +26,13 @@ KIT=$TMP/kit
 "$RTF" twin --family minicpmo45 --scale tiny --out "$KIT" >/dev/null 2>&1 || { echo "FAIL: twin"; exit 1; }
 expect_rc 0 'placement +t2w-threads-voc=1' -- tune --models "$KIT" --list
 expect_rc 0 'changes the math' -- tune --models "$KIT" --list
+expect_rc 0 't2w-ramp=11,15,21 \+ t2w-first-window=8' -- tune --models "$KIT" --list
+# --objective: the first audio decides; the bundle's two knobs land in tuned.json together
+expect_rc 0 'Objective \*\*first' -- tune --workload mock --set 'first-audio-ms=1000' \
+  --candidate 'pipeline:first-audio-ms=500+rtf=0.55' --objective first_audio_ms --warmup 0 -o "$TMP/tuned2.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d == {'first-audio-ms': '500', 'rtf': '0.55'}, d" \
+  "$TMP/tuned2.json" && echo "ok: objective + bundle" || { echo "FAIL: objective + bundle"; fails=$((fails+1)); }
+expect_rc 1 'objective' -- tune --workload mock --candidate 'pipeline:rtf=0.4' --objective latency
 expect_rc 1 'is not LAYER:KEY=VALUE' -- tune --workload mock --candidate 'rtf0.4'
 expect_rc 1 'no built-in candidates' -- tune --workload mock
 expect_rc 1 'runs per side' -- tune --workload mock --candidate 'pipeline:rtf=0.4' --runs 2
