@@ -17,10 +17,13 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "cli/history-append.h"
+#include "cli/profile-select.h"
+#include "core/cpu-features.h"
 #include "core/error.h"
 #include "core/parse.h"
 #include "report/report.h"
 #include "speak/kit.h"
+#include "speak/knobs.h"
 
 namespace rtf::cli {
 
@@ -34,7 +37,33 @@ struct TuneOptions {
     bool allow_math = false, list_only = false;
     std::string out = "tuned.json", json_path, md_path;
     HistoryFlags history;
+    ProfileFlags profile;
 };
+
+// The speak workload starts from the machine profile, as `rtf speak` does (--profile auto:
+// this machine's newest tune row for the kit, else the built-in choices for this CPU), under
+// the --set knobs. So a trial measures a change against what the machine runs today, and the
+// tune row it leaves in the history (the profile's knobs + the kept changes) is a complete
+// configuration: `--profile auto` replaces the built-in choices with it, and loses none.
+// Returns the profile (its knobs as applied in `applied`).
+speak::MachineProfile start_from_profile(const TuneOptions &o, bench::Knobs &base, nlohmann::json &applied) {
+    const auto mode = speak::parse_profile_mode(o.profile.mode);
+    std::optional<speak::TunedRow> tuned;
+    if (mode == speak::ProfileMode::automatic) tuned = find_tuned_row(o.history.db, o.models);
+    auto p = speak::select_profile(mode, cpu_features(), tuned);
+    applied = nlohmann::json::object();
+    for (const auto &c : p.choices) {
+        if (!speak::find_knob(c.knob)) {  // a duplex-only choice (the audio encoder's), or a knob of another build
+            p.not_here.push_back(c.knob);
+            continue;
+        }
+        if (bench::find_knob(base, c.knob)) continue;  // --set wins
+        bench::set_knob(base, c.knob, c.value);
+        applied[c.knob] = c.value;
+        p.applied.push_back(c.knob);
+    }
+    return p;
+}
 
 // "40m", "1.5h", "90s", "500ms" (core/parse.h durations).
 double budget_seconds(const std::string &t) { return parse_duration_ms(t, "--budget (e.g. 40m, 1h, 90s)") / 1000.0; }
@@ -65,6 +94,9 @@ int run_tune(const TuneOptions &o) {
     std::string family = "minicpmo45";
     if (workload == "speak" && !o.list_only) family = speak::resolve_kit(bench::speak_config(base).models_dir, false).family;
     else if (workload == "speak" && !o.models.empty()) family = speak::resolve_kit(o.models, false).family;
+    nlohmann::json profile_knobs = nlohmann::json::object();
+    std::optional<speak::MachineProfile> profile;
+    if (workload == "speak" && family == "minicpmo45") profile = start_from_profile(o, base, profile_knobs);
     std::vector<tune::TuneCandidate> cands;
     for (const auto &c : o.candidates) cands.push_back(tune::TuneCandidate::parse(c, "--candidate"));
     if (cands.empty()) {
@@ -75,6 +107,7 @@ int run_tune(const TuneOptions &o) {
               << " runs per side, objective " << tc.objective << " (noise "
               << (tc.objective == "rtf" ? o.noise : o.objective_noise_ms + " ms") << "), budget " << o.budget
               << (tc.allow_math ? ", math-changing candidates allowed" : "") << "\n";
+    if (profile) std::cerr << "rtf tune: starting from the profile " << profile->line() << "\n";
     if (o.list_only) {
         for (const auto &c : cands)
             std::cout << tune::kTuneLayers[c.layer] << "  " << c.label() << "  stage " << (c.stage.empty() ? "all" : c.stage)
@@ -85,6 +118,10 @@ int run_tune(const TuneOptions &o) {
     nlohmann::json doc = tune::to_json(r);
     doc["workload"] = workload;
     if (workload == "speak") doc["family"] = family;
+    if (profile) {
+        doc["profile"] = profile->to_json();
+        doc["profile_knobs"] = profile_knobs;  // the trials' common base, besides --set
+    }
     const std::string md = report::tune_markdown(doc);
     if (o.md_path != "-" && o.json_path != "-") std::cout << md;
     if (!o.out.empty()) {
@@ -133,6 +170,7 @@ static void add_tune_command(CLI::App &app, Action &action) {
     sub->add_option("--json", o->json_path, "Write the tune result (every trial) as JSON ('-' = stdout)");
     sub->add_option("--md", o->md_path, "Write the report as Markdown");
     o->history.add_to(sub);
+    o->profile.add_to(sub);
     sub->callback([&action, o] { action = [o] { return run_tune(*o); }; });
 }
 

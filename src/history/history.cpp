@@ -366,7 +366,11 @@ Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir) {
     Entry e = common("tune", kit_dir);
     e.workload = tune.value("workload", "");
     e.label = "tuned";
-    e.knobs = tune.contains("changes") && tune["changes"].is_object() ? tune["changes"] : nlohmann::json::object();
+    // The configuration the tune leaves: the profile it started from (profile_knobs, when it
+    // recorded one) with the kept changes over it — what `--profile auto` then runs.
+    e.knobs = tune.contains("profile_knobs") && tune["profile_knobs"].is_object() ? tune["profile_knobs"] : nlohmann::json::object();
+    if (tune.contains("changes") && tune["changes"].is_object())
+        for (auto it = tune["changes"].begin(); it != tune["changes"].end(); ++it) e.knobs[it.key()] = it.value();
     // The tuner's own figures: the baseline measured, the kept pairs' ratio product and the
     // estimate it implies (rtf = base x gain: a product of in-pair ratios, not one measured run).
     // A tune for another objective (gapless_start_ms, first_audio_ms) also gives that

@@ -168,6 +168,10 @@ TEST(History, TuneForAnotherObjectiveKeepsBothFigures) {
     EXPECT_DOUBLE_EQ(e.metrics["gapless_start_ms"].get<double>(), 1500.0);
     EXPECT_DOUBLE_EQ(e.metrics["gapless_start_ms_base"].get<double>(), 2000.0);
     EXPECT_DOUBLE_EQ(e.metrics["objective_gain"].get<double>(), 0.75);
+    // the row's knobs: the profile the tune started from, the kept changes over it
+    tune["profile_knobs"] = {{"tts-weight-type", "q8_0"}, {"t2w-ramp", "off"}};
+    EXPECT_EQ(history::entry_from_tune(tune, "").knobs,
+              nlohmann::json({{"tts-weight-type", "q8_0"}, {"t2w-ramp", "11,15,21"}}));
 }
 
 // `--profile auto` reads the newest tune row of this machine for this kit, and only that

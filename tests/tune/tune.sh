@@ -27,6 +27,15 @@ KIT=$TMP/kit
 expect_rc 0 'placement +t2w-threads-voc=1' -- tune --models "$KIT" --list
 expect_rc 0 'changes the math' -- tune --models "$KIT" --list
 expect_rc 0 't2w-ramp=11,15,21 \+ t2w-first-window=8' -- tune --models "$KIT" --list
+# the speak workload starts from the machine profile (here a faked AVX2 CPU's built-in row):
+# its choices are every trial's base, not candidates; --profile none lists them again
+out=$(RTF_PROFILE=auto RTF_CPU_FEATURES=avx2,fma "$RTF" tune --models "$KIT" --list 2>&1)
+if grep -q 'starting from the profile avx2' <<<"$out" && ! grep -q '^types  tts-weight-type=q8_0 ' <<<"$out" &&
+   RTF_PROFILE=none "$RTF" tune --models "$KIT" --list 2>&1 | grep -q '^types  tts-weight-type=q8_0 '; then
+  echo "ok: tune starts from the machine profile"
+else
+  echo "FAIL: tune and the machine profile"; echo "$out" | head -5; fails=$((fails+1))
+fi
 # --objective: the first audio decides; the bundle's two knobs land in tuned.json together
 expect_rc 0 'Objective \*\*first' -- tune --workload mock --set 'first-audio-ms=1000' \
   --candidate 'pipeline:first-audio-ms=500+rtf=0.55' --objective first_audio_ms --warmup 0 -o "$TMP/tuned2.json"
