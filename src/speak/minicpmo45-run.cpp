@@ -61,9 +61,9 @@ FamilyRun minicpmo45_run(Engines &engines, const SpeakConfig &cfg, const TextSin
     engines.tts->resume_decode();
     // The TTS's hand-offs follow Token2Wav's first windows: the first window's codes, then each
     // ramp window's stride (its tokens - 3 look-ahead); a full chunk at most.
-    const int chunk = engines.tts->config().chunk_codes;
-    std::vector<int> lead_chunks{std::min(shared.window_codes, chunk)};
-    for (int w : cfg.t2w.ramp) lead_chunks.push_back(std::min(w - (t2w::kWindowTokens - t2w::kStrideTokens), chunk));
+    const int tts_chunk = engines.tts->config().chunk_codes;
+    std::vector<int> lead_chunks{std::min(shared.window_codes, tts_chunk)};
+    for (int w : cfg.t2w.ramp) lead_chunks.push_back(std::min(w - (t2w::kWindowTokens - t2w::kStrideTokens), tts_chunk));
 
     FamilyRun run;
     run.state = u;
