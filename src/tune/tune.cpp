@@ -45,17 +45,12 @@ double stage_share(const ConfigResult &r, const std::string &stage) {
     return sum > 0 ? mine / sum : 0.0;
 }
 
-std::string fmt3(double v) {
+std::string fmt_fixed(double v, int decimals) {
     char b[32];
-    std::snprintf(b, sizeof b, "%.3f", v);
+    std::snprintf(b, sizeof b, "%.*f", decimals, v);
     return b;
 }
-
-std::string fmt0(double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.0f", v);
-    return b;
-}
+std::string fmt3(double v) { return fmt_fixed(v, 3); }
 
 }  // namespace
 
@@ -138,7 +133,7 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
     const std::string &obj = cfg.objective;
     const double noise = cfg.noise();
     const bool ms = obj != "rtf";
-    auto fmt_obj = [&](double v) { return ms ? fmt0(v) + " ms" : fmt3(v); };
+    auto fmt_obj = [&](double v) { return ms ? fmt_fixed(v, 0) + " ms" : fmt3(v); };
     const std::string obj_name = ms ? obj : "RTF";
     ConfigResult best_result;  // the latest measurement of the current best (its A side)
     bool have_best = false;

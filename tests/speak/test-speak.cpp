@@ -120,22 +120,31 @@ TEST_F(Speak, FirstAudioBreakdownAndWarmEngines) {
     EXPECT_EQ(r.t2w_graphs_built, 0);  // rebuilt and warmed before the run, not during it
 }
 
+// Speaks `cfg` (2 s of text, an 8-token first window, maybe a ramp): the PCM chunks' sizes
+// (one per Token2Wav window), with the checks every such windowing shares: the TTS's first
+// hand-off is the first window's 5 codes, 50 codes in all, every graph built at load, a last chunk.
+static std::vector<size_t> chunk_sizes(const speak::SpeakConfig &cfg) {
+    auto engines = speak::load_engines(cfg);
+    std::vector<pipe::Item> chunks;
+    auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { chunks.push_back(c); });
+    EXPECT_EQ(r.first_audio.window_codes, 5);
+    EXPECT_EQ(r.audio_codes.size(), 50u);
+    EXPECT_EQ(r.t2w_graphs_built, 0);
+    EXPECT_TRUE(!chunks.empty() && chunks.back().last);
+    std::vector<size_t> sizes;
+    for (const auto &c : chunks) sizes.push_back(c.pcm.size());
+    return sizes;
+}
+
 // --t2w-first-window 8: the TTS hands on its first 5 codes at once, Token2Wav's first
 // window is 8 tokens (10 mel frames -> 4800 samples, 3840 trimmed: 960), and the rest of
 // the utterance keeps the reference's 28/25 windowing.
 TEST_F(Speak, ShortFirstWindowStartsAfterFewCodes) {
-    auto cfg = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"},
-                       {"t2w-first-window", "8"}});
-    auto engines = speak::load_engines(cfg);
-    std::vector<pipe::Item> chunks;
-    auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { chunks.push_back(c); });
-    ASSERT_GE(chunks.size(), 3u);
-    EXPECT_EQ(chunks[0].pcm.size(), 960u);
-    EXPECT_EQ(chunks[1].pcm.size(), 24000u);
-    EXPECT_EQ(r.first_audio.window_codes, 5);
-    EXPECT_EQ(r.audio_codes.size(), 50u);
-    EXPECT_EQ(r.t2w_graphs_built, 0);
-    EXPECT_TRUE(chunks.back().last);
+    const auto sizes = chunk_sizes(config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"},
+                                           {"min-audio-s", "2"}, {"t2w-first-window", "8"}}));
+    ASSERT_GE(sizes.size(), 3u);
+    EXPECT_EQ(sizes[0], 960u);
+    EXPECT_EQ(sizes[1], 24000u);
 }
 
 // --t2w-ramp 12,20 after a first window of 8: the TTS hands on 5, 9 and 17 codes, Token2Wav
@@ -145,17 +154,11 @@ TEST_F(Speak, RampWindowsFollowTheFirst) {
     auto cfg = config({{"text", "One two three four five six seven."}, {"max-audio-s", "2"}, {"min-audio-s", "2"},
                        {"t2w-first-window", "8"}, {"t2w-ramp", "12,20"}});
     EXPECT_EQ(cfg.t2w.ramp, (std::vector<int>{12, 20}));
-    auto engines = speak::load_engines(cfg);
-    std::vector<pipe::Item> chunks;
-    auto r = speak::speak(*engines, cfg, [&](const pipe::Item &c) { chunks.push_back(c); });
-    ASSERT_GE(chunks.size(), 4u);
-    EXPECT_EQ(chunks[0].pcm.size(), 960u);
-    EXPECT_EQ(chunks[1].pcm.size(), 8640u);
-    EXPECT_EQ(chunks[2].pcm.size(), 16320u);
-    EXPECT_EQ(r.first_audio.window_codes, 5);
-    EXPECT_EQ(r.audio_codes.size(), 50u);
-    EXPECT_EQ(r.t2w_graphs_built, 0);
-    EXPECT_TRUE(chunks.back().last);
+    const auto sizes = chunk_sizes(cfg);
+    ASSERT_GE(sizes.size(), 4u);
+    EXPECT_EQ(sizes[0], 960u);
+    EXPECT_EQ(sizes[1], 8640u);
+    EXPECT_EQ(sizes[2], 16320u);
     EXPECT_THROW(config({{"text", "a"}, {"t2w-ramp", "12,x"}}), rtf::Error);
     EXPECT_THROW(config({{"text", "a"}, {"t2w-ramp", "30"}}), rtf::Error);
     EXPECT_TRUE(config({{"text", "a"}, {"t2w-ramp", "off"}}).t2w.ramp.empty());

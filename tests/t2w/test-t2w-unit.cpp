@@ -284,6 +284,17 @@ protected:
         for (auto &x : v) x = static_cast<int32_t>(r() % 6561);
         return v;
     }
+    // A new stream with `cfg` fed `toks` `piece` codes per push (the last push final): its PCM.
+    static std::vector<float> push_in_pieces(const T2wConfig &cfg, const std::vector<int32_t> &toks, size_t piece) {
+        T2wStream st(*model, cfg);
+        std::vector<float> out;
+        for (size_t i = 0; i < toks.size(); i += piece) {
+            const size_t end = std::min(i + piece, toks.size());
+            auto pcm = st.push({toks.begin() + static_cast<long>(i), toks.begin() + static_cast<long>(end)}, end == toks.size());
+            out.insert(out.end(), pcm.begin(), pcm.end());
+        }
+        return out;
+    }
 };
 std::string TinyKit::dir;
 std::unique_ptr<rtf::test::ScratchDir> TinyKit::scratch;
@@ -406,13 +417,7 @@ TEST_F(TinyKit, ShortFirstWindowSizesAndSeamlessJoin) {
     EXPECT_EQ(recs[2].samples, 24000);
     EXPECT_EQ(recs[3].n_tokens, 63 - 5 - 25 - 25);
     EXPECT_EQ(recs[3].samples, 480 * (8 + 2 * recs[3].n_tokens));
-    T2wStream st(*model, cfg);
-    std::vector<float> b;
-    for (size_t i = 0; i < toks.size(); i += 3) {
-        auto pcm = st.push({toks.begin() + static_cast<long>(i), toks.begin() + static_cast<long>(std::min(i + 3, toks.size()))},
-                           i + 3 >= toks.size());
-        b.insert(b.end(), pcm.begin(), pcm.end());
-    }
+    const auto b = push_in_pieces(cfg, toks, 3);
     ASSERT_EQ(a.size(), b.size());
     for (size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], b[k], 1e-6f) << k;
     std::vector<int64_t> seams;
@@ -456,13 +461,7 @@ TEST_F(TinyKit, RampWindowsSizesAndSplitIndependence) {
     EXPECT_EQ(recs[1].samples, 480 * 18);
     EXPECT_EQ(recs[2].samples, 480 * 34);
     EXPECT_EQ(recs[3].samples, 24000);
-    T2wStream st(*model, cfg);
-    std::vector<float> b;
-    for (size_t i = 0; i < toks.size(); i += 4) {
-        auto pcm = st.push({toks.begin() + static_cast<long>(i), toks.begin() + static_cast<long>(std::min(i + 4, toks.size()))},
-                           i + 4 >= toks.size());
-        b.insert(b.end(), pcm.begin(), pcm.end());
-    }
+    const auto b = push_in_pieces(cfg, toks, 4);
     ASSERT_EQ(a.size(), b.size());
     for (size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], b[k], 1e-6f) << k;
     // the ramp is other math than no ramp (other windows), and runs again for the next utterance
