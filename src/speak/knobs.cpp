@@ -432,7 +432,7 @@ std::vector<KnobDef> make_table() {
                  },
                  [](const SpeakConfig &c) { return std::to_string(c.t2w.first_window); },
                  Facts("t2w").load()});
-    t.push_back({"t2w-ramp", "", "t2w", "tokens",
+    t.push_back({"t2w-ramp", "", "t2w", "",
                  "Tokens of the Token2Wav windows after the first, before the reference's 28, e.g. 12,20 (each 8..28, "
                  "its last 3 look-ahead; off = none): with a short --t2w-first-window, windows that grow so that each "
                  "one's audio lasts while the next is made",
