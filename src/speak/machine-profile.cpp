@@ -126,10 +126,22 @@ MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const st
         p.name = "tuned";
         p.source = "rtf tune result #" + std::to_string(tuned->id) + " (" + tuned->created +
                    ") in the history, for this machine and kit";
+        // A tune row holds the profile the tune started from with its kept changes over it: a
+        // choice equal to this CPU's built-in one keeps that one's evidence and fidelity.
+        const auto builtin = builtin_choices(cpu, onednn);
+        const std::string tag = "rtf tune #" + std::to_string(tuned->id);
         for (auto it = tuned->knobs.begin(); it != tuned->knobs.end(); ++it) {
             const std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
-            p.choices.push_back(choice(it.key(), v, "rtf tune #" + std::to_string(tuned->id) + ": kept by an interleaved A/B",
-                                       "passed rtf tune's quality gates (--allow-math-changes)"));
+            const ProfileChoice *same = nullptr;
+            for (const auto &b : builtin) same = !same && b.knob == it.key() && b.value == v ? &b : same;
+            if (same) {
+                ProfileChoice c = *same;
+                c.evidence += " (also in " + tag + "'s configuration)";
+                p.choices.push_back(std::move(c));
+            } else {
+                p.choices.push_back(choice(it.key(), v, tag + ": kept by an interleaved A/B",
+                                           "passed rtf tune's quality gates (--allow-math-changes)"));
+            }
         }
         return p;
     }

@@ -131,6 +131,23 @@ TEST(MachineProfile, TunedRowReplacesBuiltInAndUserKnobsWin) {
     EXPECT_THROW(apply_profile(d, b, {}), Error);
 }
 
+// A tune row is a complete configuration (the profile the tune started from + its kept
+// changes): a choice equal to this CPU's built-in one keeps its evidence and fidelity, a
+// kept change says it was kept by rtf tune.
+TEST(MachineProfile, TunedRowKeepsTheBuiltInEvidenceOfItsInheritedChoices) {
+    TunedRow t{12, "2026-12-07T00:00:00Z", {{"tts-weight-type", "q8_0"}, {"t2w-type-t2m", "f32"}, {"tts-threads", "1"}}};
+    auto p = select_profile(ProfileMode::automatic, kAvx2, t, false);
+    ASSERT_EQ(p.choices.size(), 3u);
+    for (const auto &c : p.choices) {
+        if (c.knob == "tts-weight-type") {
+            EXPECT_NE(c.fidelity.find("KL"), std::string::npos) << c.fidelity;  // the built-in row's measurement
+            EXPECT_NE(c.evidence.find("#12"), std::string::npos) << c.evidence;
+        } else if (c.knob == "tts-threads") {
+            EXPECT_NE(c.evidence.find("kept by an interleaved A/B"), std::string::npos) << c.evidence;
+        }
+    }
+}
+
 // rtf duplex --profile: the choices duplex has a knob for (the shared names) are applied
 // through the duplex knob table, under the user's flags; the others are named, not an error.
 TEST(MachineProfile, DuplexTakesTheSharedChoices) {
