@@ -48,7 +48,7 @@ std::string tune_markdown(const json &doc) {
     o << "\n### Kept changes (tuned.json)\n\n";
     const json &ch = at(doc, "changes");
     if (!is_nonempty(ch)) {
-        o << "None: no candidate beat the noise floor with its gates passing; the defaults stand.\n";
+        o << "None: no candidate beat the noise floor with its gates passing; the configuration it started from stands.\n";
     } else {
         o << "| knob | value |\n|---|---|\n";
         for (auto it = ch.begin(); it != ch.end(); ++it) o << "| " << me(it.key()) << " | " << me(str(it.value())) << " |\n";
