@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -18,7 +19,6 @@
 #include "cli/commands.h"
 #include "cli/history-append.h"
 #include "cli/profile-select.h"
-#include "core/cpu-features.h"
 #include "core/error.h"
 #include "core/parse.h"
 #include "report/report.h"
@@ -47,10 +47,9 @@ struct TuneOptions {
 // configuration: `--profile auto` replaces the built-in choices with it, and loses none.
 // Returns the profile (its knobs as applied in `applied`).
 speak::MachineProfile start_from_profile(const TuneOptions &o, bench::Knobs &base, nlohmann::json &applied) {
-    const auto mode = speak::parse_profile_mode(o.profile.mode);
-    std::optional<speak::TunedRow> tuned;
-    if (mode == speak::ProfileMode::automatic) tuned = find_tuned_row(o.history.db, o.models);
-    auto p = speak::select_profile(mode, cpu_features(), tuned);
+    ProfileFlags f = o.profile;
+    f.history_db = o.history.db;
+    auto p = select_machine_profile(f, o.models);
     applied = nlohmann::json::object();
     for (const auto &c : p.choices) {
         if (!speak::find_knob(c.knob)) {  // a duplex-only choice (the audio encoder's), or a knob of another build
@@ -96,7 +95,7 @@ int run_tune(const TuneOptions &o) {
     else if (workload == "speak" && !o.models.empty()) family = speak::resolve_kit(o.models, false).family;
     nlohmann::json profile_knobs = nlohmann::json::object();
     std::optional<speak::MachineProfile> profile;
-    if (workload == "speak" && family == "minicpmo45") profile = start_from_profile(o, base, profile_knobs);
+    if (workload == "speak") profile = start_from_profile(o, base, profile_knobs);
     std::vector<tune::TuneCandidate> cands;
     for (const auto &c : o.candidates) cands.push_back(tune::TuneCandidate::parse(c, "--candidate"));
     if (cands.empty()) {

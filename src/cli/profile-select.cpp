@@ -41,15 +41,14 @@ std::optional<speak::TunedRow> find_tuned_row(const std::string &db, const std::
     }
 }
 
-speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
-                                            const std::set<std::string> &user_set) {
+speak::MachineProfile select_machine_profile(const ProfileFlags &f, const std::string &kit_dir) {
     const auto mode = speak::parse_profile_mode(f.mode);
     // The built-in and tuned choices are MiniCPM-o 4.5's, verified on its files: a kit of another
     // family runs its engines as given.
-    if (!cfg.models_dir.empty()) {
+    if (!kit_dir.empty()) {
         std::string family;
         try {
-            family = speak::resolve_kit(cfg.models_dir, false).family;
+            family = speak::resolve_kit(kit_dir, false).family;
         } catch (const std::exception &) {
             // a bad kit is reported when the engines load
         }
@@ -60,8 +59,13 @@ speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakC
         }
     }
     std::optional<speak::TunedRow> tuned;
-    if (mode == speak::ProfileMode::automatic && !cfg.models_dir.empty()) tuned = find_tuned_row(f.history_db, cfg.models_dir);
-    auto p = speak::select_profile(mode, cpu_features(), tuned);
+    if (mode == speak::ProfileMode::automatic && !kit_dir.empty()) tuned = find_tuned_row(f.history_db, kit_dir);
+    return speak::select_profile(mode, cpu_features(), tuned);
+}
+
+speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
+                                            const std::set<std::string> &user_set) {
+    auto p = select_machine_profile(f, cfg.models_dir);
     speak::apply_profile(cfg, p, user_set);
     return p;
 }

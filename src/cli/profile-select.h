@@ -28,6 +28,10 @@ struct ProfileFlags {
 // The newest tune row for this machine and `kit_dir` in `db` ("" = default path), if any.
 std::optional<speak::TunedRow> find_tuned_row(const std::string &db, const std::string &kit_dir);
 
+// The profile for `kit_dir` ("" = none: no tuned row) under f.mode: a kit of another family
+// gets none; auto reads this machine's newest tune row for the kit from f.history_db.
+speak::MachineProfile select_machine_profile(const ProfileFlags &f, const std::string &kit_dir);
+
 // Selects and applies the profile to `cfg` (kit = cfg.models_dir), skipping `user_set`.
 speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
                                             const std::set<std::string> &user_set);

@@ -384,7 +384,7 @@ Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir) {
         if (tune.contains("base_value") && tune["base_value"].is_number()) e.metrics[objective + "_base"] = tune["base_value"];
         if (tune.contains("best_value_estimate") && tune["best_value_estimate"].is_number())
             e.metrics[objective] = tune["best_value_estimate"];
-        e.metrics["objective_gain"] = tune.value("gain", 1.0);
+        if (tune.contains("gain") && tune["gain"].is_number()) e.metrics["objective_gain"] = tune["gain"];
     }
     if (tune.contains("trials") && tune["trials"].is_array()) e.metrics["trials"] = tune["trials"].size();
     for (auto it = e.metrics.begin(); it != e.metrics.end(); ++it) e.runs[it.key()] = nlohmann::json::array({it.value()});
