@@ -34,7 +34,7 @@ std::optional<speak::TunedRow> find_tuned_row(const std::string &db, const std::
         history::History h(path);
         auto row = history::latest_tune_for(h, kit_dir);
         if (!row) return std::nullopt;
-        return speak::TunedRow{row->id, row->created, row->knobs};
+        return speak::TunedRow{row->id, row->created, row->knobs, row->label != history::kTunedConfigLabel};
     } catch (const std::exception &e) {
         std::cerr << "rtf: warning: no tuned profile read from the history: " << e.what() << "\n";
         return std::nullopt;

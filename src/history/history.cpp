@@ -365,10 +365,13 @@ Entry entry_from_speak(const nlohmann::json &speak, const nlohmann::json &knobs,
 Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir) {
     Entry e = common("tune", kit_dir);
     e.workload = tune.value("workload", "");
-    e.label = "tuned";
     // The configuration the tune leaves: the profile it started from (profile_knobs, when it
-    // recorded one) with the kept changes over it — what `--profile auto` then runs.
-    e.knobs = tune.contains("profile_knobs") && tune["profile_knobs"].is_object() ? tune["profile_knobs"] : nlohmann::json::object();
+    // recorded one) with the kept changes over it — what `--profile auto` then runs. A tune that
+    // recorded no profile leaves only its changes: label "tuned" (kTunedChangesLabel), read as
+    // changes over the CPU's built-in profile.
+    const bool complete = tune.contains("profile_knobs") && tune["profile_knobs"].is_object();
+    e.label = complete ? kTunedConfigLabel : kTunedChangesLabel;
+    e.knobs = complete ? tune["profile_knobs"] : nlohmann::json::object();
     if (tune.contains("changes") && tune["changes"].is_object())
         for (auto it = tune["changes"].begin(); it != tune["changes"].end(); ++it) e.knobs[it.key()] = it.value();
     // The tuner's own figures: the baseline measured, the kept pairs' ratio product and the

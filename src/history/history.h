@@ -93,9 +93,13 @@ std::vector<Entry> entries_from_bench(const nlohmann::json &bench, const std::st
 // The row of a speak/demo result (speak::to_json): its metrics as single-run values.
 Entry entry_from_speak(const nlohmann::json &speak, const nlohmann::json &knobs, const std::string &kit_dir);
 
-// The row of an `rtf tune` result (schema rtfkit.tune/1): kind "tune", label "tuned", the kept
-// changes as its knobs, metrics rtf (the tuner's estimate: baseline x the kept pairs' ratios),
-// rtf_base, gain, trials, wall_s.
+// The row of an `rtf tune` result (schema rtfkit.tune/1): kind "tune"; its knobs the
+// configuration the tune leaves (the profile it started from, profile_knobs, with the kept
+// changes over it; label kTunedConfigLabel), or only the kept changes when the result recorded
+// no profile (label kTunedChangesLabel: what every tune row held before session 24); metrics
+// rtf (the tuner's estimate: baseline x the kept pairs' ratios), rtf_base, gain, trials, wall_s.
+inline constexpr const char *kTunedConfigLabel = "tuned-config";
+inline constexpr const char *kTunedChangesLabel = "tuned";
 Entry entry_from_tune(const nlohmann::json &tune, const std::string &kit_dir);
 
 // The newest `rtf tune` row of this machine (its fingerprint now) for the kit in `kit_dir`

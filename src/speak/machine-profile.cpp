@@ -143,6 +143,14 @@ MachineProfile select_profile(ProfileMode mode, const CpuFeatures &cpu, const st
                                            "passed rtf tune's quality gates (--allow-math-changes)"));
             }
         }
+        // A row of only kept changes (an older tune's) goes over the built-in choices it does
+        // not name: replacing them would drop, say, this CPU's q8_0 TTS for a tune that kept one
+        // thread count.
+        if (tuned->changes_only) {
+            p.source += ", over the built-in " + cpu.isa_class() + " profile (the row holds only the tune's kept changes)";
+            for (const auto &b : builtin)
+                if (!tuned->knobs.contains(b.knob)) p.choices.push_back(b);
+        }
         return p;
     }
     p.name = cpu.isa_class() + (mode == ProfileMode::exact ? " exact" : "");

@@ -52,6 +52,11 @@ struct TunedRow {
     int64_t id = 0;
     std::string created;
     nlohmann::json knobs = nlohmann::json::object();  // name -> value (what tuned.json holds)
+    // The row holds only the tune's kept changes, not the configuration it measured them on:
+    // rows of tunes before session 24 (and of workloads without a profile). Such a row goes
+    // over this CPU's built-in choices instead of replacing them (history label "tuned"; a
+    // complete row is labelled "tuned-config").
+    bool changes_only = false;
 };
 
 struct MachineProfile {

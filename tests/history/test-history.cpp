@@ -168,10 +168,14 @@ TEST(History, TuneForAnotherObjectiveKeepsBothFigures) {
     EXPECT_DOUBLE_EQ(e.metrics["gapless_start_ms"].get<double>(), 1500.0);
     EXPECT_DOUBLE_EQ(e.metrics["gapless_start_ms_base"].get<double>(), 2000.0);
     EXPECT_DOUBLE_EQ(e.metrics["objective_gain"].get<double>(), 0.75);
+    // no profile recorded: the row holds only the kept changes, and its label says so
+    EXPECT_EQ(e.knobs, nlohmann::json({{"t2w-ramp", "11,15,21"}}));
+    EXPECT_EQ(e.label, history::kTunedChangesLabel);
     // the row's knobs: the profile the tune started from, the kept changes over it
     tune["profile_knobs"] = {{"tts-weight-type", "q8_0"}, {"t2w-ramp", "off"}};
-    EXPECT_EQ(history::entry_from_tune(tune, "").knobs,
-              nlohmann::json({{"tts-weight-type", "q8_0"}, {"t2w-ramp", "11,15,21"}}));
+    const auto complete = history::entry_from_tune(tune, "");
+    EXPECT_EQ(complete.knobs, nlohmann::json({{"tts-weight-type", "q8_0"}, {"t2w-ramp", "11,15,21"}}));
+    EXPECT_EQ(complete.label, history::kTunedConfigLabel);
 }
 
 // `--profile auto` reads the newest tune row of this machine for this kit, and only that

@@ -148,6 +148,26 @@ TEST(MachineProfile, TunedRowKeepsTheBuiltInEvidenceOfItsInheritedChoices) {
     }
 }
 
+// A row of only kept changes (tunes before session 24 wrote these) goes over this CPU's
+// built-in choices: it keeps the built-in q8_0 TTS and f32 token2mel it does not name, and
+// its own change wins where it names one; the source says so.
+TEST(MachineProfile, ChangesOnlyTunedRowGoesOverTheBuiltInChoices) {
+    TunedRow t{5, "2026-12-01T00:00:00Z", {{"tts-threads", "1"}, {"t2w-type-t2m", "f16"}}, /*changes_only=*/true};
+    auto p = select_profile(ProfileMode::automatic, kAvx2, t, false);
+    const auto builtin = select_profile(ProfileMode::automatic, kAvx2, std::nullopt, false);
+    EXPECT_EQ(p.name, "tuned");
+    EXPECT_NE(p.source.find("over the built-in avx2 profile"), std::string::npos) << p.source;
+    EXPECT_EQ(applied_value(p, "tts-threads"), "1");
+    EXPECT_EQ(applied_value(p, "t2w-type-t2m"), "f16");
+    EXPECT_EQ(applied_value(p, "tts-weight-type"), applied_value(builtin, "tts-weight-type"));
+    EXPECT_EQ(applied_value(builtin, "tts-weight-type"), "q8_0");
+    // the same knobs as a complete row replace the built-in choices
+    t.changes_only = false;
+    auto c = select_profile(ProfileMode::automatic, kAvx2, t, false);
+    EXPECT_EQ(c.choices.size(), 2u);
+    EXPECT_EQ(c.source.find("over the built-in"), std::string::npos) << c.source;
+}
+
 // rtf duplex --profile: the choices duplex has a knob for (the shared names) are applied
 // through the duplex knob table, under the user's flags; the others are named, not an error.
 TEST(MachineProfile, DuplexTakesTheSharedChoices) {
