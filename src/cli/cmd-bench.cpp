@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "bench/protocol.h"
 #include "cli/cli-util.h"
 #include "cli/history-append.h"
+#include "cli/profile-select.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/parse.h"
@@ -41,6 +43,7 @@ struct BenchOptions {
     std::vector<std::string> floor;
     std::string limits_path;
     HistoryFlags history;
+    ProfileFlags profile;  // the speak and duplex workloads start from the machine profile, as rtf speak
     std::string sample_ms = "500";
     std::string duty_compute = "5", duty_memory = "5";
     std::string json_path, md_path, csv_path, trace_path, html_path;
@@ -123,6 +126,18 @@ int run_bench(const BenchOptions &o) {
     knob("models", o.models);
     for (const auto &s : o.set)
         for (const auto &[k, v] : bench::parse_knob_list(s, "--set")) bench::set_knob(base, k, v);
+    // The speak and duplex workloads measure what `rtf speak` / `rtf duplex` run: the machine
+    // profile's choices under the user's knobs (--set, config=FILE; --ab and --sweep values go
+    // over them per config). A kit of another family gets none (select_machine_profile).
+    std::optional<speak::MachineProfile> profile;
+    const std::string *kit_knob = bench::find_knob(base, "models");
+    if ((workload == "speak" || workload == "duplex") && kit_knob) {
+        ProfileFlags f = o.profile;
+        f.history_db = o.history.db;
+        nlohmann::json applied;
+        profile = apply_machine_profile(f, *kit_knob, base, applied, workload == "duplex");
+        std::cerr << "rtf bench: profile " << profile->line() << "\n";
+    }
     std::vector<bench::Sweep> sweeps;
     for (const auto &s : o.sweep) sweeps.push_back(bench::parse_sweep(s, "--sweep"));
     if (!o.ab.empty() && o.ab.size() != 2) throw_usage("--ab: give exactly two knob sets, e.g. --ab 'd1=1' 'd1=16'");
@@ -166,6 +181,7 @@ int run_bench(const BenchOptions &o) {
         comparison = bench::to_json(c);
     }
     auto doc = bench::make_bench_json(info.name, mode, pc, ptrs, comparison, samplers);
+    if (profile) doc["profile"] = profile->to_json();
 
     // The Markdown report (the same as `rtf report` of the JSON) goes to stdout unless an
     // output was sent there ('-').
@@ -248,6 +264,7 @@ static void add_bench_command(CLI::App &app, Action &action) {
     sub->add_option("--duty-compute-pct", o->duty_compute, "Duty cycle: compute threshold, %")->default_str(o->duty_compute);
     sub->add_option("--duty-memory-pct", o->duty_memory, "Duty cycle: memory-traffic threshold, %")->default_str(o->duty_memory);
     o->history.add_to(sub);
+    o->profile.add_to(sub);
     sub->add_option("--json", o->json_path, "Write the result (schema rtfkit.bench/1) to FILE ('-' = stdout)");
     sub->add_option("--md", o->md_path, "Write the Markdown report to FILE");
     sub->add_option("--csv", o->csv_path, "Write one CSV row per config to FILE");

@@ -49,19 +49,7 @@ struct TuneOptions {
 speak::MachineProfile start_from_profile(const TuneOptions &o, bench::Knobs &base, nlohmann::json &applied) {
     ProfileFlags f = o.profile;
     f.history_db = o.history.db;
-    auto p = select_machine_profile(f, o.models);
-    applied = nlohmann::json::object();
-    for (const auto &c : p.choices) {
-        if (!speak::find_knob(c.knob)) {  // a duplex-only choice (the audio encoder's), or a knob of another build
-            p.not_here.push_back(c.knob);
-            continue;
-        }
-        if (bench::find_knob(base, c.knob)) continue;  // --set wins
-        bench::set_knob(base, c.knob, c.value);
-        applied[c.knob] = c.value;
-        p.applied.push_back(c.knob);
-    }
-    return p;
+    return apply_machine_profile(f, o.models, base, applied);
 }
 
 // "40m", "1.5h", "90s", "500ms" (core/parse.h durations).

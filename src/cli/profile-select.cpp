@@ -6,7 +6,9 @@
 
 #include "core/cpu-features.h"
 #include "history/history.h"
+#include "speak/duplex-knobs.h"
 #include "speak/kit.h"
+#include "speak/knobs.h"
 
 namespace rtf::cli {
 
@@ -67,6 +69,35 @@ speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakC
                                             const std::set<std::string> &user_set) {
     auto p = select_machine_profile(f, cfg.models_dir);
     speak::apply_profile(cfg, p, user_set);
+    return p;
+}
+
+speak::MachineProfile apply_machine_profile(const ProfileFlags &f, const std::string &kit_dir, bench::Knobs &knobs,
+                                            nlohmann::json &applied, bool duplex) {
+    auto p = select_machine_profile(f, kit_dir);
+    applied = nlohmann::json::object();
+    // The knobs of a config=FILE knob are the user's too (the workload applies the file first,
+    // so a profile choice set here would override them); an unreadable file is the workload's
+    // error to report.
+    std::set<std::string> from_file;
+    if (const std::string *file = bench::find_knob(knobs, "config")) {
+        try {
+            for (const auto &kv : speak::read_knob_file(*file)) from_file.insert(kv.first);
+        } catch (const std::exception &) {
+        }
+    }
+    for (const auto &c : p.choices) {
+        // a knob the workload's table lacks: a duplex-only choice (the audio encoder's) in the
+        // speak workload, a simplex-only one in duplex, or a knob of another build
+        if (duplex ? !speak::find_duplex_knob(c.knob) : !speak::find_knob(c.knob)) {
+            p.not_here.push_back(c.knob);
+            continue;
+        }
+        if (bench::find_knob(knobs, c.knob) || from_file.count(c.knob)) continue;  // --set and config=FILE win
+        bench::set_knob(knobs, c.knob, c.value);
+        applied[c.knob] = c.value;
+        p.applied.push_back(c.knob);
+    }
     return p;
 }
 

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/workload.h"
 #include "speak/machine-profile.h"
 #include "speak/speak-config.h"
 
@@ -35,5 +36,13 @@ speak::MachineProfile select_machine_profile(const ProfileFlags &f, const std::s
 // Selects and applies the profile to `cfg` (kit = cfg.models_dir), skipping `user_set`.
 speak::MachineProfile apply_machine_profile(const ProfileFlags &f, speak::SpeakConfig &cfg,
                                             const std::set<std::string> &user_set);
+
+// The same for a workload's knob list (rtf bench and rtf tune: the speak workload, or with
+// `duplex` the duplex one, whose table has the shared names): each choice its table has is set
+// in `knobs` unless the user set that knob already (--set wins; --ab / --sweep values go over
+// `knobs` per config), and recorded in `applied` (name -> value) and p.applied; the others go
+// to p.not_here. Returns the profile.
+speak::MachineProfile apply_machine_profile(const ProfileFlags &f, const std::string &kit_dir, bench::Knobs &knobs,
+                                            nlohmann::json &applied, bool duplex = false);
 
 }  // namespace rtf::cli

@@ -2,6 +2,7 @@
 // text sparkline, for pull requests and terminals.
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "report/bench-view.h"
@@ -293,6 +294,26 @@ void config_section(std::ostringstream &o, const json &c, size_t index) {
     o << "\n\n";
 }
 
+std::string profile_paragraph(const json &profile) {
+    if (!profile.is_object()) return "";
+    std::ostringstream o;
+    o << "Machine profile **" << me(str(profile, "name")) << "** (" << me(str(profile, "source")) << ")";
+    std::set<std::string> applied;
+    for (const auto &a : array_at(profile, "applied"))
+        if (a.is_string()) applied.insert(a.get<std::string>());
+    const json &choices = array_at(profile, "choices");
+    if (choices.empty()) o << ": no choices (the plain knob defaults)";
+    size_t i = 0;
+    for (const auto &c : choices) {
+        o << (i++ ? "; " : ": ") << "`" << md_code(str(c, "knob") + "=" + str(c, "value")) << "`";
+        if (!applied.count(str(c, "knob"))) o << " (not applied: the run's own knob, or not this workload's)";
+        if (at(c, "changes_math").is_boolean() && at(c, "changes_math").get<bool>())
+            o << " [changes the math: " << me(str(c, "fidelity")) << "]";
+    }
+    o << ".\n\n";
+    return o.str();
+}
+
 std::string bench_doc_markdown(const json &doc, const std::string &source) {
     std::ostringstream o;
     const json &proto = at(doc, "protocol");
@@ -304,7 +325,8 @@ std::string bench_doc_markdown(const json &doc, const std::string &source) {
       << (mode == "ab" ? " (A/B interleaved)" : "") << "; " << me(str(proto, "warmup")) << " warm-up, "
       << me(str(proto, "runs")) << " measured run(s) per config; noise floor " << fmt(num(proto, "noise_rtf"))
       << " RTF; targets rtf <= " << target_text(proto, "rtf", 3) << ", first_audio_ms <= "
-      << target_text(proto, "first_audio_ms", 0) << ", starvation <= " << target_text(proto, "starvation", 0) << "; "
+      << target_text(proto, "first_audio_ms", 0) << ", gapless_start_ms <= " << target_text(proto, "gapless_start_ms", 0)
+      << ", starvation <= " << target_text(proto, "starvation", 0) << "; "
       << me(str(doc, "created")) << "\n\n";
     const json &machine = at(doc, "machine");
     if (machine.is_object()) {
@@ -313,6 +335,7 @@ std::string bench_doc_markdown(const json &doc, const std::string &source) {
           << " cores; rtfkit " << me(str(at(doc, "versions"), "rtfkit")) << ", llama.cpp "
           << me(str(at(doc, "versions"), "llama_cpp")) << "\n\n";
     }
+    o << profile_paragraph(at(doc, "profile"));
     summary_table(o, doc);
     size_t i = 0;
     for (const auto &c : array_at(doc, "configs")) config_section(o, c, i++);
@@ -323,6 +346,8 @@ std::string bench_doc_markdown(const json &doc, const std::string &source) {
 }
 
 }  // namespace
+
+std::string profile_markdown(const json &profile) { return profile_paragraph(profile); }
 
 std::string comparison_markdown(const json &c) {
     std::ostringstream o;

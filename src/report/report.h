@@ -58,6 +58,10 @@ std::string render_html(const nlohmann::json &doc, const std::string &source = "
 std::string render_markdown(const nlohmann::json &doc, const std::string &source = "");
 // An `rtf tune` result (schema rtfkit.tune/1): descent, kept changes, every trial.
 std::string tune_markdown(const nlohmann::json &doc);
+// The machine profile a bench or tune result ran from (its "profile": MachineProfile::to_json)
+// as one paragraph: name, source, each choice (math-changing ones with their fidelity; a choice
+// the user's knobs overrode marked so). "" for a null or missing profile.
+std::string profile_markdown(const nlohmann::json &profile);
 // An `rtf load` result (schema rtfkit.load/1): a load run (summary, every stream) or a
 // capacity search (one row per concurrency level).
 std::string load_markdown(const nlohmann::json &doc);

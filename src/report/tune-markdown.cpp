@@ -34,6 +34,7 @@ std::string tune_markdown(const json &doc) {
     o << me(str(doc, "stop_reason")) << " (" << fmt(num(doc, "wall_s"), 0)
       << " s). Each ratio comes from one interleaved pair; absolute figures of trials minutes apart drift, so confirm "
          "the tuned config with `rtf bench --ab` (>= 5 runs each).\n\n";
+    o << profile_markdown(at(doc, "profile"));
     if (at(doc, "fidelity_unverified").is_boolean() && at(doc, "fidelity_unverified").get<bool>()) {
         o << "**Fidelity not verified:** a kept change alters the math (a type, flow steps or CFG); the quality gates "
              "passed, the output was not scored against the baseline's.\n\n";

@@ -201,4 +201,18 @@ RTF_CPU_FEATURES=avx2,fma,avx512f,avx512_bf16 expect_rc 0 'math-changing choices
   --text "Hi." --max-audio-s 1 --profile exact -o "$TMP/p.wav"
 expect_rc 0 '^profile   none' -- speak --models "$KIT" --text "Hi." --max-audio-s 1 --profile none -o "$TMP/p.wav"
 expect_rc 1 "--profile 'fast' is not one of" -- speak --models "$KIT" --text "Hi." --profile fast -o "$TMP/p.wav"
+# rtf bench's speak workload measures what speak runs: the profile's choices under --set (which
+# wins), the profile in its JSON and report; --profile none leaves the plain defaults
+RTF_CPU_FEATURES=avx2,fma expect_rc 0 'Machine profile \*\*avx2\*\*' -- bench --models "$KIT" --profile auto \
+  --set 'text=Hi.;max-audio-s=1;t2w-type-t2m=f16' --warmup 0 --runs 3 --target-rtf 1000 --no-history --json "$TMP/bp.json"
+RTF_CPU_FEATURES=avx2,fma expect_rc 0 '' -- bench --models "$KIT" --profile none --set 'text=Hi.;max-audio-s=1' \
+  --warmup 0 --runs 3 --target-rtf 1000 --no-history --json "$TMP/bn.json"
+python3 - "$TMP/bp.json" "$TMP/bn.json" <<'PY' && echo "ok: bench starts from the profile" || { echo "FAIL: bench profile"; fails=$((fails+1)); }
+import json, sys
+p, n = (json.load(open(f)) for f in sys.argv[1:3])
+k = p["configs"][0]["knobs"]
+assert p["profile"]["name"] == "avx2" and k["tts-weight-type"] == "q8_0", (p["profile"], k)
+assert k["t2w-type-t2m"] == "f16" and "t2w-type-t2m" not in p["profile"]["applied"], (k, p["profile"]["applied"])
+assert n["profile"]["name"] == "none" and "tts-weight-type" not in n["configs"][0]["knobs"], n["configs"][0]["knobs"]
+PY
 finish
