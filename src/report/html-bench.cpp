@@ -223,6 +223,17 @@ std::string config_section(const json &doc, const json &cfgs, const json &proto)
              "<details><summary>workload config (every knob with its effective value)</summary>" +
              kv_table(at(c, "workload_config")) + "</details>";
     }
+    if (at(doc, "profile").is_object()) {
+        // the machine profile the configs started from (speak and duplex workloads)
+        const json &p = at(doc, "profile");
+        b += "<h3>Machine profile: " + e(str(p, "name")) + "</h3><p>" + e(str(p, "source")) + "</p>";
+        json rows = json::object();
+        for (const auto &c : at(p, "choices").is_array() ? at(p, "choices") : json::array())
+            rows[str(c, "knob")] = str(c, "value") + (at(c, "changes_math").is_boolean() && at(c, "changes_math").get<bool>()
+                                                          ? " (changes the math: " + str(c, "fidelity") + ")"
+                                                          : "");
+        b += kv_table(rows);
+    }
     b += "<h3>Protocol</h3>" + kv_table(proto);
     b += "<h2>Machine</h2>" + kv_table(at(doc, "machine")) + "<h3>Versions</h3>" + kv_table(at(doc, "versions")) +
          "<h3>Samplers</h3>" + kv_table(at(doc, "samplers"));

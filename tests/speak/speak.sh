@@ -215,4 +215,6 @@ assert p["profile"]["name"] == "avx2" and k["tts-weight-type"] == "q8_0", (p["pr
 assert k["t2w-type-t2m"] == "f16" and "t2w-type-t2m" not in p["profile"]["applied"], (k, p["profile"]["applied"])
 assert n["profile"]["name"] == "none" and "tts-weight-type" not in n["configs"][0]["knobs"], n["configs"][0]["knobs"]
 PY
+expect_rc 0 '' -- report "$TMP/bp.json" -o "$TMP/bp.html"
+grep -q 'Machine profile: avx2' "$TMP/bp.html" && echo "ok: the HTML report names the profile" || { echo "FAIL: bench html profile"; fails=$((fails+1)); }
 finish
