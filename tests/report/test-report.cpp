@@ -363,7 +363,7 @@ TEST(Report, MarkdownContent) {
     EXPECT_NE(mb.find("| 2 | t2w | 0.430 | 0.300 | 0.150 | 0.500 | \xE2\x96\x88\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88\xE2\x96\x88 0.210 | 4 runtime | threads |"),
               std::string::npos) << mb;
     EXPECT_NE(mb.find("Test CPU \\<x86>"), std::string::npos);
-    EXPECT_NE(mb.find("targets rtf <= 1.000, first_audio_ms <= off, starvation <= 0"), std::string::npos) << mb;
+    EXPECT_NE(mb.find("targets rtf <= 1.000, first_audio_ms <= off, gapless_start_ms <= off, starvation <= 0"), std::string::npos) << mb;
     // The summary table: one row per config, knobs as columns.
     EXPECT_NE(mb.find("| config | d1 | verdict | rtf median [min, max] (MAD) | rtf_steady | first_audio_ms | starvation | xrt |"),
               std::string::npos) << mb;
