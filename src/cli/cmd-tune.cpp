@@ -34,7 +34,7 @@ struct TuneOptions {
     std::vector<std::string> set, candidates;
     std::string budget = "30m", target_rtf = "0", runs = "5", warmup = "1", noise = "0.03", objective = "rtf",
                 objective_noise_ms = "100";
-    bool allow_math = false, list_only = false;
+    bool allow_math = false, list_only = false, no_confirm = false;
     std::string out = "tuned.json", json_path, md_path;
     HistoryFlags history;
     ProfileFlags profile;
@@ -64,6 +64,7 @@ int run_tune(const TuneOptions &o) {
     tc.budget_s = budget_seconds(o.budget);
     tc.target_rtf = parse_double(o.target_rtf, "--target-rtf", 0, 1000);
     tc.allow_math = o.allow_math;
+    tc.confirm = !o.no_confirm;
     tc.objective = o.objective;
     tc.objective_noise_ms = parse_double(o.objective_noise_ms, "--objective-noise-ms", 0, 1e6);
     tc.validate();
@@ -152,6 +153,10 @@ static void add_tune_command(CLI::App &app, Action &action) {
         ->default_str(o->objective_noise_ms);
     sub->add_flag("--allow-math-changes", o->allow_math,
                   "Also try candidates that change the output (compute/KV types, flow steps): the red-line opt-in");
+    sub->add_flag("--no-confirm", o->no_confirm,
+                  "Skip the confirmation pair: by default, after the descent the starting knobs and the tuned ones run "
+                  "one more interleaved A/B (--runs a side), and the kept changes stand only if it shows them beyond the "
+                  "noise (a dozen trials at alpha 0.05 make one lucky pair likely); not confirmed, nothing is kept");
     sub->add_flag("--list", o->list_only, "Print the candidates in the order of their layers and exit");
     sub->add_option("-o,--out", o->out, "tuned.json: the kept changes as a knob file ('' = none)")->default_str(o->out);
     sub->add_option("--json", o->json_path, "Write the tune result (every trial) as JSON ('-' = stdout)");

@@ -32,8 +32,9 @@ std::string tune_markdown(const json &doc) {
           << " (best ~ **" << fmt(num(doc, "best_rtf_estimate")) << "**) — ";
     }
     o << me(str(doc, "stop_reason")) << " (" << fmt(num(doc, "wall_s"), 0)
-      << " s). Each ratio comes from one interleaved pair; absolute figures of trials minutes apart drift, so confirm "
-         "the tuned config with `rtf bench --ab` (>= 5 runs each).\n\n";
+      << " s). Each ratio comes from one interleaved pair; absolute figures of trials minutes apart drift, so the "
+         "kept changes together meet the starting knobs in one more pair (the confirmation below, unless "
+         "--no-confirm); `rtf bench --ab` with more runs settles a close call.\n\n";
     o << profile_markdown(at(doc, "profile"));
     if (at(doc, "fidelity_unverified").is_boolean() && at(doc, "fidelity_unverified").get<bool>()) {
         o << "**Fidelity not verified:** a kept change alters the math (a type, flow steps or CFG); the quality gates "
@@ -46,9 +47,22 @@ std::string tune_markdown(const json &doc) {
           << " | " << fmt(num(d, "ratio")) << " | " << fmt(num(d, "cumulative")) << " | "
           << fmt(val(d, "estimate", "rtf_estimate"), dec) << " |\n";
     }
+    const json &conf = at(doc, "confirmation");
+    if (!str(conf, "verdict").empty()) {
+        o << "\n**Confirmation** (the starting knobs vs the tuned ones, one more interleaved pair): **" << me(str(conf, "verdict"))
+          << "** — " << me(str(conf, "reason")) << ".\n";
+    }
     o << "\n### Kept changes (tuned.json)\n\n";
     const json &ch = at(doc, "changes");
-    if (!is_nonempty(ch)) {
+    const json &unconfirmed = at(doc, "unconfirmed_changes");
+    if (!is_nonempty(ch) && is_nonempty(unconfirmed)) {
+        o << "None: the trials kept ";
+        size_t i = 0;
+        for (auto it = unconfirmed.begin(); it != unconfirmed.end(); ++it)
+            o << (i++ ? ", " : "") << "`" << me(it.key()) << "=" << me(str(it.value())) << "`";
+        o << ", but the confirmation pair did not show them beyond the noise, so the configuration it started from "
+             "stands (measure them with `rtf bench --ab` if they matter).\n";
+    } else if (!is_nonempty(ch)) {
         o << "None: no candidate beat the noise floor with its gates passing; the configuration it started from stands.\n";
     } else {
         o << "| knob | value |\n|---|---|\n";

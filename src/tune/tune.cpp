@@ -120,6 +120,65 @@ void TuneConfig::validate() const {
     if (!(objective_noise_ms >= 0)) throw_usage("--objective-noise-ms: must be >= 0");
 }
 
+namespace {
+
+// The confirmation pair (TuneConfig::confirm): the starting knobs (A) against the tuned ones
+// (B), interleaved, judged as a trial is. Not confirmed: the kept changes move to
+// r.unconfirmed and the result is the starting knobs again.
+template <class Say>
+void confirm(const WorkloadInfo &info, const TuneConfig &cfg, std::chrono::steady_clock::time_point t0, double trial_cost_s,
+             const Say &say, TuneResult &r) {
+    auto &c = r.confirmation;
+    const double spent = ms_since(t0) / 1000.0;
+    if (spent + trial_cost_s > cfg.budget_s) {
+        c.verdict = "skipped (budget)";
+        c.reason = "no budget left for the confirmation pair: the kept changes stand on their trials alone";
+        say("confirmation: " + c.verdict);
+        return;
+    }
+    const std::string &obj = cfg.objective;
+    const bool ms = obj != "rtf";
+    auto fmt_obj = [&](double v) { return ms ? fmt_fixed(v, 0) + " ms" : fmt3(v); };
+    say("confirmation: the starting knobs vs the tuned ones (" + knobs_label(r.changes) + ") ...");
+    const auto tt = std::chrono::steady_clock::now();
+    bool ok = false;
+    try {
+        AbResult ab = run_ab(info, Knobs{}, r.base, r.best, cfg.pc, nullptr);
+        c.a_rtf = median_of(ab.a, "rtf");
+        c.b_rtf = median_of(ab.b, "rtf");
+        c.a_value = median_of(ab.a, obj);
+        c.b_value = median_of(ab.b, obj);
+        const double delta = c.b_value - c.a_value;
+        const auto test = mann_whitney_u(values_of(ab.a, obj), values_of(ab.b, obj));
+        const std::string figures = "median " + std::string(ms ? obj : "RTF") + " " + fmt_obj(c.a_value) + " -> " + fmt_obj(c.b_value);
+        if (!ab.a.verdict.valid || !ab.b.verdict.valid) {
+            c.reason = "a side did not give a VALID result";
+        } else if (!std::isfinite(delta) || delta > -cfg.noise()) {
+            c.reason = figures + ": not beyond the noise floor " + fmt_obj(cfg.noise());
+        } else if (test.possible && !test.significant) {
+            c.reason = figures + " (" + test.note + ")";
+        } else {
+            ok = true;
+            c.reason = figures + (test.possible ? " (" + test.note + ")" : " (beyond the noise floor; too few runs for a test)");
+        }
+    } catch (const std::exception &e) {
+        c.reason = std::string("the pair failed: ") + e.what();
+    }
+    c.wall_s = ms_since(tt) / 1000.0;
+    c.verdict = ok ? "confirmed" : "not confirmed";
+    say("  " + c.verdict + ": " + c.reason);
+    if (ok) return;
+    r.unconfirmed = r.changes;
+    r.changes.clear();
+    r.best = r.base;
+    r.gain = r.rtf_gain = 1.0;
+    r.best_rtf = std::isfinite(c.a_rtf) ? c.a_rtf : r.base_rtf;
+    r.best_value = std::isfinite(c.a_value) ? c.a_value : r.base_value;
+    r.fidelity_unverified = false;
+}
+
+}  // namespace
+
 TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCandidate> candidates, const TuneConfig &cfg,
                 const TuneProgress &progress) {
     cfg.validate();
@@ -247,8 +306,11 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
             r.trials.push_back(t);
         }
     }
+    if (cfg.confirm && !r.changes.empty()) confirm(info, cfg, t0, trial_cost_s, say, r);
     r.wall_s = ms_since(t0) / 1000.0;
-    if (cfg.target_rtf > 0 && std::isfinite(r.best_rtf) && r.best_rtf <= cfg.target_rtf) {
+    if (!r.unconfirmed.empty()) {
+        r.stop_reason = "the kept changes were not confirmed by the final A/B: none kept";
+    } else if (cfg.target_rtf > 0 && std::isfinite(r.best_rtf) && r.best_rtf <= cfg.target_rtf) {
         r.stop_reason = "target reached (" + fmt3(r.best_rtf) + " <= " + fmt3(cfg.target_rtf) + ")";
     } else {
         bool budget = false;
@@ -351,6 +413,15 @@ nlohmann::json to_json(const TuneResult &r) {
             {"best_rtf_estimate", num(r.base_rtf * r.rtf_gain)},
             {"descent", descent},
             {"trials", trials},
+            {"confirmation",
+             {{"verdict", r.confirmation.verdict},
+              {"reason", r.confirmation.reason},
+              {"a_value", num(r.confirmation.a_value)},
+              {"b_value", num(r.confirmation.b_value)},
+              {"a_rtf", num(r.confirmation.a_rtf)},
+              {"b_rtf", num(r.confirmation.b_rtf)},
+              {"wall_s", r.confirmation.wall_s}}},
+            {"unconfirmed_changes", knobs_json(r.unconfirmed)},
             {"stop_reason", r.stop_reason},
             {"fidelity_unverified", r.fidelity_unverified},
             {"wall_s", r.wall_s}};

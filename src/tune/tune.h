@@ -72,6 +72,11 @@ struct TuneConfig {
     bool allow_math = false;     // try candidates that change the math
     std::string objective = "rtf";   // tune_objectives(); lower is better
     double objective_noise_ms = 100;  // noise floor of the ms objectives (pc.noise is RTF's)
+    // After the descent, one more interleaved A/B of the starting knobs against the tuned ones
+    // (cfg.pc's runs): each kept change passed one pair at alpha 0.05, and a dozen trials make
+    // a lucky pair likely, so the changes are kept only if this pair also shows them beyond the
+    // noise (and significant, when a test is possible); otherwise they are dropped, and said so.
+    bool confirm = true;
     double noise() const { return objective == "rtf" ? pc.noise : objective_noise_ms; }
     void validate() const;
 };
@@ -110,6 +115,16 @@ struct TuneResult {
     };
     std::vector<Step> descent;
     std::vector<TuneTrial> trials;
+    // The confirmation pair (TuneConfig::confirm): verdict "confirmed" | "not confirmed" (the
+    // kept changes dropped: `changes` empty, `best` = `base`, `unconfirmed` holds them) |
+    // "skipped (budget)" (the changes stay, unconfirmed) | "" (nothing kept, or confirm off).
+    struct Confirmation {
+        std::string verdict, reason;
+        double a_value = std::numeric_limits<double>::quiet_NaN(), b_value = a_value;  // objective medians
+        double a_rtf = a_value, b_rtf = a_value;
+        double wall_s = 0;
+    } confirmation;
+    Knobs unconfirmed;
     std::string stop_reason;
     bool fidelity_unverified = false;  // a kept change changes the math
     double wall_s = 0;

@@ -5,6 +5,7 @@
 // opt-in, the budget skips what does not fit — and tuned.json round-trips through the speak
 // knob loader that `rtf speak --config` uses.
 #include <fstream>
+#include <memory>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -56,6 +57,46 @@ TEST(Tune, KeepsRealWinsOnlyTopLayerFirst) {
     EXPECT_NEAR(r.descent[2].cumulative, r.gain, 1e-12);
     EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.40");
     EXPECT_EQ(find_knob(r.changes, "quality"), nullptr);
+}
+
+// The confirmation pair: a change whose win was one lucky pair (here the first workload made
+// with lucky=1 runs at 0.4, every later one at 0.5 like the baseline) is kept by its trial, then
+// dropped when the starting and tuned knobs meet again; a real win (rtf=0.45) is confirmed.
+TEST(Tune, TheConfirmationPairDropsALuckyWin) {
+    auto made = std::make_shared<int>(0);
+    WorkloadInfo lucky = find_workload("mock");
+    lucky.make = [made](const Knobs &knobs) {
+        Knobs k;
+        bool is_lucky = false;
+        for (const auto &[n, v] : knobs) {
+            if (n == "lucky") is_lucky = v == "1";
+            else set_knob(k, n, v);
+        }
+        set_knob(k, "rtf", is_lucky && (*made)++ == 0 ? "0.4" : "0.5");
+        return find_workload("mock").make(k);
+    };
+    auto r = tune::tune(lucky, {}, {TuneCandidate::parse("pipeline:lucky=1", "c")}, quick());
+    EXPECT_EQ(r.trials.at(0).verdict, "kept");
+    EXPECT_EQ(r.confirmation.verdict, "not confirmed");
+    EXPECT_TRUE(r.changes.empty());
+    EXPECT_EQ(*find_knob(r.unconfirmed, "lucky"), "1");
+    EXPECT_EQ(find_knob(r.best, "lucky"), nullptr);
+    EXPECT_DOUBLE_EQ(r.gain, 1.0);
+    EXPECT_NE(r.stop_reason.find("not confirmed"), std::string::npos) << r.stop_reason;
+    EXPECT_TRUE(tuned_config(r).empty());
+    EXPECT_EQ(to_json(r)["unconfirmed_changes"]["lucky"], "1");
+    // a real win stands, and the pair says so
+    auto real = tune::tune(find_workload("mock"), {}, {TuneCandidate::parse("pipeline:rtf=0.45", "c")}, quick());
+    EXPECT_EQ(real.confirmation.verdict, "confirmed");
+    EXPECT_NEAR(real.confirmation.b_rtf, 0.45, 1e-9);
+    EXPECT_EQ(*find_knob(real.changes, "rtf"), "0.45");
+    // off: no pair, the trial's word stands
+    auto cfg = quick();
+    cfg.confirm = false;
+    *made = 0;
+    auto off = tune::tune(lucky, {}, {TuneCandidate::parse("pipeline:lucky=1", "c")}, cfg);
+    EXPECT_EQ(off.confirmation.verdict, "");
+    EXPECT_EQ(*find_knob(off.changes, "lucky"), "1");
 }
 
 TEST(Tune, MathChangesNeedTheOptInAndTheBudgetIsKept) {
