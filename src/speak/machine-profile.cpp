@@ -100,6 +100,14 @@ std::vector<ProfileChoice> builtin_choices(const CpuFeatures &cpu, bool onednn) 
                            "(medians of 5 interleaved runs, faster in 5 of 5; docs/measurements.md §25)",
                            "TTS code distribution KL 0.00073 nats mean, top-1 100 % teacher-forced vs F16 on this CPU "
                            "(lines: <= 0.01, >= 98 %; TtsGolden.C8); twin weights: twin-only evidence"));
+        // On 2 CPUs Token2Wav (~1.0 of real time alone on both) is the bottleneck, and a TTS on
+        // both cores takes them from it exactly while the first windows are made: one TTS thread
+        // leaves it a core. Measured on 2 CPUs only; with more cores the TTS keeps its default.
+        if (cpu.n_cpus <= 2)
+            c.push_back(choice("tts-threads", "1",
+                               "AMD EPYC Zen 3 (AVX2), 2 cores: demo gapless_start_ms 3539 -> 3354, first audio 2907 -> "
+                               "2686 ms, rtf 1.348 -> 1.300 (medians of 4 interleaved rounds, better in 4 of 4; rtf tune "
+                               "--objective gapless_start_ms: kept and confirmed, 10 of 10 pairs; docs/measurements.md §27)"));
     } else if (isa == "amx") {
         // Intel Xeon with AMX: VDPBF16PS peaks at half the f32 FMA rate there, so our bf16
         // token2mel kernel is the slow choice (issue 29 §2); the reference math stays. A bf16

@@ -64,6 +64,10 @@ TEST(MachineProfile, BuiltInChoicesFollowTheCpu) {
     EXPECT_EQ(applied_value(avx2, "t2w-type-t2m"), "f32");
     EXPECT_EQ(applied_value(avx2, "t2w-type-voc"), "f32");
     EXPECT_EQ(applied_value(avx2, "tts-weight-type"), "q8_0");
+    // one TTS thread on a 2-CPU AVX2 machine (measured there), the default with more cores
+    EXPECT_EQ(applied_value(avx2, "tts-threads"), "0");
+    const auto avx2_2 = select_profile(ProfileMode::automatic, CpuFeatures::parse("avx2,fma", 2), std::nullopt, true);
+    EXPECT_EQ(applied_value(avx2_2, "tts-threads"), "1");
     const auto baseline = select_profile(ProfileMode::automatic, CpuFeatures::parse("", 2), std::nullopt, true);
     EXPECT_TRUE(baseline.choices.empty());
     EXPECT_NE(baseline.line().find("plain defaults"), std::string::npos);
