@@ -122,6 +122,52 @@ void TuneConfig::validate() const {
 
 namespace {
 
+// One interleaved pair judged for the objective `obj` (lower is better): its medians, and a
+// verdict — "kept" (B beyond the noise floor, and significant when a test is possible),
+// "slower", "within noise", "not significant", "failed" (A not VALID) or "failed gate" (B
+// not VALID) — with its reason. A trial and the confirmation pair read the same judgement.
+struct PairJudgement {
+    double a_rtf, b_rtf, a_value, b_value, delta;
+    std::string verdict, reason;
+};
+
+PairJudgement judge_pair(const AbResult &ab, const std::string &obj, double noise) {
+    PairJudgement j;
+    j.a_rtf = median_of(ab.a, "rtf");
+    j.b_rtf = median_of(ab.b, "rtf");
+    j.a_value = median_of(ab.a, obj);
+    j.b_value = median_of(ab.b, obj);
+    j.delta = j.b_value - j.a_value;
+    const bool ms = obj != "rtf";
+    auto fmt_obj = [&](double v) { return ms ? fmt_fixed(v, 0) + " ms" : fmt3(v); };
+    const std::string obj_name = ms ? obj : "RTF";
+    const auto test = mann_whitney_u(values_of(ab.a, obj), values_of(ab.b, obj));
+    if (!ab.a.verdict.valid) {
+        j.verdict = "failed";
+        j.reason = "the current best did not give a VALID result: " +
+                   (ab.a.verdict.reasons.empty() ? std::string("?") : ab.a.verdict.reasons.front());
+    } else if (!ab.b.verdict.valid) {
+        j.verdict = "failed gate";
+        j.reason = ab.b.verdict.reasons.empty() ? "INVALID" : ab.b.verdict.reasons.front();
+    } else if (!std::isfinite(j.delta) || j.delta >= noise) {
+        j.verdict = "slower";
+        j.reason = "median " + obj_name + " " + fmt_obj(j.a_value) + " -> " + fmt_obj(j.b_value) +
+                   (std::isfinite(j.delta) ? "" : " (not measured: " + obj + " missing from a side's runs)");
+    } else if (j.delta > -noise) {
+        j.verdict = "within noise";
+        j.reason = "|delta| " + fmt_obj(std::fabs(j.delta)) + " < noise " + fmt_obj(noise);
+    } else if (test.possible && !test.significant) {
+        j.verdict = "not significant";
+        j.reason = test.note;
+    } else {
+        j.verdict = "kept";
+        j.reason = "median " + obj_name + " " + fmt_obj(j.a_value) + " -> " + fmt_obj(j.b_value) +
+                   (ms ? " (RTF " + fmt3(j.a_rtf) + " -> " + fmt3(j.b_rtf) + ")" : "") +
+                   (test.possible ? " (" + test.note + ")" : " (beyond the noise floor; too few runs for a test)");
+    }
+    return j;
+}
+
 // The confirmation pair (TuneConfig::confirm): the starting knobs (A) against the tuned ones
 // (B), interleaved, judged as a trial is. Not confirmed: the kept changes move to
 // r.unconfirmed and the result is the starting knobs again.
@@ -136,31 +182,17 @@ void confirm(const WorkloadInfo &info, const TuneConfig &cfg, std::chrono::stead
         say("confirmation: " + c.verdict);
         return;
     }
-    const std::string &obj = cfg.objective;
-    const bool ms = obj != "rtf";
-    auto fmt_obj = [&](double v) { return ms ? fmt_fixed(v, 0) + " ms" : fmt3(v); };
     say("confirmation: the starting knobs vs the tuned ones (" + knobs_label(r.changes) + ") ...");
     const auto tt = std::chrono::steady_clock::now();
     bool ok = false;
     try {
-        AbResult ab = run_ab(info, Knobs{}, r.base, r.best, cfg.pc, nullptr);
-        c.a_rtf = median_of(ab.a, "rtf");
-        c.b_rtf = median_of(ab.b, "rtf");
-        c.a_value = median_of(ab.a, obj);
-        c.b_value = median_of(ab.b, obj);
-        const double delta = c.b_value - c.a_value;
-        const auto test = mann_whitney_u(values_of(ab.a, obj), values_of(ab.b, obj));
-        const std::string figures = "median " + std::string(ms ? obj : "RTF") + " " + fmt_obj(c.a_value) + " -> " + fmt_obj(c.b_value);
-        if (!ab.a.verdict.valid || !ab.b.verdict.valid) {
-            c.reason = "a side did not give a VALID result";
-        } else if (!std::isfinite(delta) || delta > -cfg.noise()) {
-            c.reason = figures + ": not beyond the noise floor " + fmt_obj(cfg.noise());
-        } else if (test.possible && !test.significant) {
-            c.reason = figures + " (" + test.note + ")";
-        } else {
-            ok = true;
-            c.reason = figures + (test.possible ? " (" + test.note + ")" : " (beyond the noise floor; too few runs for a test)");
-        }
+        const PairJudgement j = judge_pair(run_ab(info, Knobs{}, r.base, r.best, cfg.pc, nullptr), cfg.objective, cfg.noise());
+        c.a_rtf = j.a_rtf;
+        c.b_rtf = j.b_rtf;
+        c.a_value = j.a_value;
+        c.b_value = j.b_value;
+        ok = j.verdict == "kept";
+        c.reason = ok ? j.reason : j.verdict + ": " + j.reason;
     } catch (const std::exception &e) {
         c.reason = std::string("the pair failed: ") + e.what();
     }
@@ -191,9 +223,6 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
     r.base = r.best = base;
     const std::string &obj = cfg.objective;
     const double noise = cfg.noise();
-    const bool ms = obj != "rtf";
-    auto fmt_obj = [&](double v) { return ms ? fmt_fixed(v, 0) + " ms" : fmt3(v); };
-    const std::string obj_name = ms ? obj : "RTF";
     ConfigResult best_result;  // the latest measurement of the current best (its A side)
     bool have_best = false;
     double trial_cost_s = 0;   // the largest trial so far: the estimate of the next
@@ -246,11 +275,12 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
                     set_knob(b, c.knob, c.value);
                     for (const auto &[k, v] : c.with) set_knob(b, k, v);
                     AbResult ab = run_ab(info, Knobs{}, r.best, b, cfg.pc, nullptr);
-                    t.a_rtf = median_of(ab.a, "rtf");
-                    t.b_rtf = median_of(ab.b, "rtf");
-                    t.a_value = median_of(ab.a, obj);
-                    t.b_value = median_of(ab.b, obj);
-                    t.delta = t.b_value - t.a_value;
+                    const PairJudgement j = judge_pair(ab, obj, noise);
+                    t.a_rtf = j.a_rtf;
+                    t.b_rtf = j.b_rtf;
+                    t.a_value = j.a_value;
+                    t.b_value = j.b_value;
+                    t.delta = j.delta;
                     if (!have_best) {
                         r.base_rtf = r.best_rtf = t.a_rtf;
                         r.base_value = r.best_value = t.a_value;
@@ -261,29 +291,9 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
                     }
                     best_result = ab.a;
                     have_best = true;
-                    const auto test = mann_whitney_u(values_of(ab.a, obj), values_of(ab.b, obj));
-                    if (!ab.a.verdict.valid) {
-                        t.verdict = "failed";
-                        t.reason = "the current best did not give a VALID result: " +
-                                   (ab.a.verdict.reasons.empty() ? std::string("?") : ab.a.verdict.reasons.front());
-                    } else if (!ab.b.verdict.valid) {
-                        t.verdict = "failed gate";
-                        t.reason = ab.b.verdict.reasons.empty() ? "INVALID" : ab.b.verdict.reasons.front();
-                    } else if (!std::isfinite(t.delta) || t.delta >= noise) {
-                        t.verdict = "slower";
-                        t.reason = "median " + obj_name + " " + fmt_obj(t.a_value) + " -> " + fmt_obj(t.b_value) +
-                                   (std::isfinite(t.delta) ? "" : " (not measured: " + obj + " missing from a side's runs)");
-                    } else if (t.delta > -noise) {
-                        t.verdict = "within noise";
-                        t.reason = "|delta| " + fmt_obj(std::fabs(t.delta)) + " < noise " + fmt_obj(noise);
-                    } else if (test.possible && !test.significant) {
-                        t.verdict = "not significant";
-                        t.reason = test.note;
-                    } else {
-                        t.verdict = "kept";
-                        t.reason = "median " + obj_name + " " + fmt_obj(t.a_value) + " -> " + fmt_obj(t.b_value) +
-                                   (ms ? " (RTF " + fmt3(t.a_rtf) + " -> " + fmt3(t.b_rtf) + ")" : "") +
-                                   (test.possible ? " (" + test.note + ")" : " (beyond the noise floor; too few runs for a test)");
+                    t.verdict = j.verdict;
+                    t.reason = j.reason;
+                    if (j.verdict == "kept") {
                         r.best = b;
                         set_knob(r.changes, c.knob, c.value);
                         for (const auto &[k, v] : c.with) set_knob(r.changes, k, v);
