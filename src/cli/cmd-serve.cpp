@@ -68,8 +68,13 @@ int run_serve(ServeCmd &o) {
     speak::SpeakConfig cfg = make_speak_config(o.opts, /*finalize=*/false);
     cfg.models_dir = o.models;
     // The machine profile under the user's knobs; --slot-threads still shares the cores among
-    // the slots (a single-stream tuned thread count does not fit several streams).
+    // the slots (a single-stream tuned thread count does not fit several streams), keeping a
+    // profile's thread count that fits within the share.
     auto profile = apply_profile(o.opts, cfg);
+    for (const auto &k : profile.applied) {
+        const auto *d = speak::find_knob(k);
+        if (d && d->facts.thread_count) o.sc.thread_knobs_profile.push_back(k);
+    }
     {  // the same machine profile for the duplex sessions, under --realtime-set
         speak::MachineProfile dp = profile;
         speak::apply_profile(o.sc.realtime.duplex, dp, duplex_given);
@@ -151,7 +156,8 @@ void add_serve_command(CLI::App &app, Action &action) {
     sub->add_option("--slot-threads", o->slot_threads,
                     "Compute threads of every stage in every stream slot: auto = max(1, CPUs / --max-streams), so "
                     "the streams share the cores instead of each taking all of them; knobs = the thread knobs as given; "
-                    "or a count. A thread knob given as a flag or in --config is kept")
+                    "or a count. A thread knob given as a flag or in --config is kept, and so is a machine profile's "
+                    "smaller one (`profile:` line)")
         ->default_str(o->slot_threads)->group("serve");
     sub->add_option("--batch-gather-ms", o->sc.batch_gather_ms,
                     "With --batch on: the longest a decode waits for the other running streams' steps (also never "

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -56,11 +57,17 @@ const std::vector<std::string> &slot_thread_knobs() {
     return k;
 }
 
-std::vector<std::string> apply_slot_threads(speak::SpeakConfig &cfg, int threads, const std::vector<std::string> &given) {
+std::vector<std::string> apply_slot_threads(speak::SpeakConfig &cfg, int threads, const std::vector<std::string> &given,
+                                            const std::vector<std::string> &capped) {
     std::vector<std::string> set;
     if (threads <= 0) return set;
+    const nlohmann::json now = speak::knobs_json(cfg);
     for (const auto &k : slot_thread_knobs()) {
         if (std::find(given.begin(), given.end(), k) != given.end()) continue;
+        if (std::find(capped.begin(), capped.end(), k) != capped.end() && now.contains(k)) {
+            const long have = std::strtol(now[k].get<std::string>().c_str(), nullptr, 10);  // 0 = all CPUs: above any share
+            if (have > 0 && have <= threads) continue;
+        }
         speak::apply_knob(cfg, k, std::to_string(threads));
         set.push_back(k);
     }

@@ -69,9 +69,13 @@ struct ServeConfig {
     // single-stream defaults of 2: +8 % audio per wall second at 3 streams, 4 of 4 pairs, and
     // at 4 streams in 8 of 11 pairs; first audio p50 -15 % at 3 streams). knobs (0):
     // the thread knobs as given. A thread knob given on the command line or in --config
-    // (named in `thread_knobs_given`) is kept whatever this says.
+    // (named in `thread_knobs_given`) is kept whatever this says. One the machine profile chose
+    // (named in `thread_knobs_profile`) is kept when it is below the share: the profile's count
+    // was measured for one stream on this CPU (the `avx2` row's one TTS thread on 2 CPUs), and
+    // the share only caps it.
     int slot_threads = -1;
     std::vector<std::string> thread_knobs_given;
+    std::vector<std::string> thread_knobs_profile;
     // The threads per stage `slot_threads` asks for on a machine with `cpus` CPUs; 0 = keep the knobs.
     int resolved_slot_threads(int cpus) const;
 
@@ -83,8 +87,10 @@ struct ServeConfig {
 
 // The speak knobs `--slot-threads` sets (each stage's compute threads).
 const std::vector<std::string> &slot_thread_knobs();
-// Sets every slot thread knob not named in `given` to `threads` (> 0). Returns the knobs set.
-std::vector<std::string> apply_slot_threads(speak::SpeakConfig &cfg, int threads, const std::vector<std::string> &given);
+// Sets every slot thread knob not named in `given` to `threads` (> 0), except that a knob named
+// in `capped` keeps a smaller count (> 0) it already has. Returns the knobs set.
+std::vector<std::string> apply_slot_threads(speak::SpeakConfig &cfg, int threads, const std::vector<std::string> &given,
+                                            const std::vector<std::string> &capped = {});
 // CPUs this process may run on (its affinity mask), at least 1.
 int usable_cpus();
 

@@ -73,7 +73,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     base_.text_file.clear();
     base_.text = "Hello.";
     slot_threads_ = cfg_.resolved_slot_threads(usable_cpus());
-    apply_slot_threads(base_, slot_threads_, cfg_.thread_knobs_given);
+    apply_slot_threads(base_, slot_threads_, cfg_.thread_knobs_given, cfg_.thread_knobs_profile);
     speak::finalize(base_);
     if (cfg_.batch) {
         batching_ = std::make_unique<speak::DecodeBatching>();

@@ -394,6 +394,21 @@ TEST(ServeConfig, SlotThreadsShareTheCores) {
     EXPECT_EQ(s.llm.placement.n_threads, 1);
     EXPECT_EQ(s.tts.placement.n_threads_batch, 1);
     EXPECT_TRUE(apply_slot_threads(s, 0, {}).empty());  // knobs: nothing set
+
+    // A thread count the machine profile chose stays when it is within the share (the avx2
+    // row's one TTS thread in a one-stream server on 2 CPUs), and is capped when it is not.
+    speak::SpeakConfig p = base_config();
+    speak::apply_knobs(p, {{"tts-threads", "1"}, {"llm-threads", "4"}, {"llm-threads-batch", "0"}});
+    const auto pset = apply_slot_threads(p, 2, {}, {"tts-threads", "llm-threads", "llm-threads-batch"});
+    EXPECT_EQ(p.tts.placement.n_threads, 1);
+    EXPECT_EQ(std::count(pset.begin(), pset.end(), "tts-threads"), 0);
+    EXPECT_EQ(p.llm.placement.n_threads, 2);       // 4 > the share: capped
+    EXPECT_EQ(p.llm.placement.n_threads_batch, 2); // 0 = all CPUs: capped
+    EXPECT_EQ(p.tts.placement.n_threads_batch, 2); // not the profile's: the share
+    speak::SpeakConfig q = base_config();
+    speak::apply_knobs(q, {{"tts-threads", "1"}});
+    apply_slot_threads(q, 2, {});                  // not named as the profile's: the share
+    EXPECT_EQ(q.tts.placement.n_threads, 2);
     for (const auto &k : slot_thread_knobs()) EXPECT_NE(speak::find_knob(k), nullptr) << k;
 }
 
