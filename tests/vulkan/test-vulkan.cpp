@@ -51,17 +51,12 @@ std::string vulkan_device(std::string *why) {
     return "";
 }
 
-// Token2Wav's graphs on lavapipe (Mesa 22.3.6, Debian 12) corrupt the heap inside the
-// driver in about half the runs, even with one graph at a time (docs/vulkan.md, "Open"):
-// on a software device they run only when RTF_VULKAN_T2W_SOFTWARE=1 asks for it.
-bool t2w_runs_on(const std::string &dev, std::string *why) {
-    const BackendDevice &d = find_backend_device(dev);
-    const char *e = std::getenv("RTF_VULKAN_T2W_SOFTWARE");
-    if (!d.software || (e && std::string(e) == "1")) return true;
-    *why = "Token2Wav on " + dev + " (" + d.description +
-           ", software): lavapipe corrupts the heap in about half the runs (docs/vulkan.md); "
-           "RTF_VULKAN_T2W_SOFTWARE=1 runs it anyway";
-    return false;
+// ggml-vulkan keeps f32 matmul tiles as float16_t on a device with fp16 arithmetic
+// (lavapipe has it): there Token2Wav is 55-58 dB from the CPU. With GGML_VK_DISABLE_F16=1
+// (CI sets it for this test) the tiles are f32 and the line, 60 dB, holds.
+bool f32_tiles() {
+    const char *e = std::getenv("GGML_VK_DISABLE_F16");
+    return e && *e;
 }
 
 // Relative RMS difference of b against a.
@@ -211,8 +206,9 @@ TEST_F(Vulkan, TtsGreedyCodesEqualTheCpus) {
 }
 
 // Token2Wav (f32, the reference math) with token2mel, the vocoder, or both on the device.
+// On lavapipe each graph's first compute goes node by node (t2w-op-profile.h: whole, it
+// crashed inside Mesa 22.3 while the pipelines were first made), so this case takes minutes there.
 TEST_F(Vulkan, Token2WavPcmCloseToTheCpus) {
-    if (std::string why; !t2w_runs_on(dev_, &why)) GTEST_SKIP() << why;
     std::vector<int32_t> toks;
     for (int i = 0; i < 40; ++i) toks.push_back((i * 977 + 13) % 6561);  // two windows: the state carried on the device
     auto pcm_on = [&](const std::string &t2m, const std::string &voc) {
@@ -230,8 +226,9 @@ TEST_F(Vulkan, Token2WavPcmCloseToTheCpus) {
         const auto x = pcm_on(t2m, voc);
         ASSERT_EQ(x.size(), cpu.size());
         const double snr = snr_db(cpu, x);
-        std::printf("Token2Wav PCM, token2mel on %s, vocoder on %s: %.1f dB vs CPU\n", t2m.c_str(), voc.c_str(), snr);
-        EXPECT_GE(snr, t2m == voc ? 52.0 : 55.0) << "token2mel on " << t2m << ", vocoder on " << voc;
+        std::printf("Token2Wav PCM, token2mel on %s, vocoder on %s: %.1f dB vs CPU (%s tiles)\n", t2m.c_str(), voc.c_str(),
+                    snr, f32_tiles() ? "f32" : "the device's");
+        EXPECT_GE(snr, f32_tiles() ? 60.0 : t2m == voc ? 52.0 : 55.0) << "token2mel on " << t2m << ", vocoder on " << voc;
     }
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "models/t2w/t2w-op-profile.h"
 
 namespace rtf::t2w {
 
@@ -14,6 +15,7 @@ Graph::Graph(size_t max_nodes) {
 }
 
 Graph::~Graph() {
+    forget_graph(gf);
     if (alloc) ggml_gallocr_free(alloc);
     ggml_free(ctx);
 }

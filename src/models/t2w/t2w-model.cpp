@@ -315,8 +315,8 @@ ggml_backend_dev_t find_dev(const std::string &name) {
     if (find_backend_device(name).software) {
         static std::once_flag said;
         std::call_once(said, [&] {
-            std::fprintf(stderr, "rtf: warning: Token2Wav on %s, a software Vulkan device: its graphs corrupted the heap "
-                                 "inside lavapipe (Mesa 22.3) in about half the runs tried (docs/vulkan.md)\n",
+            std::fprintf(stderr, "rtf: note: Token2Wav on %s, a software Vulkan device (runs on the CPU, slower than the "
+                                 "CPU backend): each graph's first compute goes node by node (docs/vulkan.md)\n",
                          name.c_str());
         });
     }

@@ -6,11 +6,13 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include <ggml.h>
 
+#include "machine/backend-devices.h"
 #include "machine/device-lock.h"
 
 namespace rtf::t2w {
@@ -18,6 +20,8 @@ namespace rtf::t2w {
 namespace {
 std::mutex g_mu;
 std::map<std::pair<std::string, std::string>, OpStat> g_stats;
+std::mutex g_seen_mu;
+std::set<const ggml_cgraph *> g_seen;  // graphs computed once on a software device (by address: forget_graph)
 
 std::string op_name(const ggml_tensor *t) {
     std::string s = ggml_op_desc(t);
@@ -37,14 +41,15 @@ bool op_profile_enabled() {
     return on;
 }
 
-ggml_status compute_graph(ggml_backend_t backend, ggml_cgraph *gf, const char *graph) {
-    DeviceComputeGuard serial(ggml_backend_get_device(backend));  // a Vulkan device: one compute at a time
-    if (!op_profile_enabled()) return ggml_backend_graph_compute(backend, gf);
+namespace {
+// Computes gf one node at a time, each node's compute finished before the next starts
+// (`timed`, when given, gets each node's op and wall time). A one-node graph, refilled per
+// node: the node's inputs are already computed in the big graph's buffers, so computing it
+// alone does exactly its share of the work.
+ggml_status compute_node_by_node(ggml_backend_t backend, ggml_cgraph *gf,
+                                 std::vector<std::pair<std::string, double>> *timed) {
     const int n = ggml_graph_n_nodes(gf);
-    std::vector<std::pair<std::string, double>> local;
-    local.reserve(static_cast<size_t>(n));
-    // A one-node graph, refilled per node: the node's inputs are already computed in the
-    // big graph's buffers, so computing it alone does exactly its share of the work.
+    if (timed) timed->reserve(static_cast<size_t>(n));
     std::vector<uint8_t> meta(ggml_graph_overhead_custom(1, false) + ggml_tensor_overhead());
     ggml_init_params ip{meta.size(), meta.data(), true};
     ggml_context *ctx = ggml_init(ip);
@@ -63,9 +68,42 @@ ggml_status compute_graph(ggml_backend_t backend, ggml_cgraph *gf, const char *g
             ggml_free(ctx);
             return st;
         }
-        local.emplace_back(op_name(node), ms);
+        if (timed) timed->emplace_back(op_name(node), ms);
     }
     ggml_free(ctx);
+    return GGML_STATUS_SUCCESS;
+}
+
+// Whether this is gf's first compute on a software Vulkan device (lavapipe). Mesa 22.3's
+// lavapipe corrupted the heap when a graph's first compute ran whole: each of ggml-vulkan's
+// pipelines is compiled (LLVM) when first dispatched, and with several new pipelines in one
+// command buffer the run crashed in about half the tries with no shader cache on disk (and
+// never with a warm one); node by node, every dispatch finished before the next pipeline
+// is made, it did not crash (docs/vulkan.md, "lavapipe"). Later computes of the graph run
+// whole, its pipelines made.
+bool first_compute_on_software_device(ggml_backend_t backend, const ggml_cgraph *gf) {
+    ggml_backend_dev_t dev = ggml_backend_get_device(backend);
+    if (!dev || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) return false;
+    if (!find_backend_device(ggml_backend_dev_name(dev)).software) return false;
+    std::lock_guard lock(g_seen_mu);
+    return g_seen.insert(gf).second;
+}
+}  // namespace
+
+void forget_graph(const ggml_cgraph *gf) {
+    std::lock_guard lock(g_seen_mu);
+    g_seen.erase(gf);
+}
+
+ggml_status compute_graph(ggml_backend_t backend, ggml_cgraph *gf, const char *graph) {
+    DeviceComputeGuard serial(ggml_backend_get_device(backend));  // a Vulkan device: one compute at a time
+    if (!op_profile_enabled()) {
+        if (first_compute_on_software_device(backend, gf)) return compute_node_by_node(backend, gf, nullptr);
+        return ggml_backend_graph_compute(backend, gf);
+    }
+    std::vector<std::pair<std::string, double>> local;
+    const ggml_status st = compute_node_by_node(backend, gf, &local);
+    if (st != GGML_STATUS_SUCCESS) return st;
     std::lock_guard lock(g_mu);
     for (auto &[op, ms] : local) {
         OpStat &s = g_stats[{graph, op}];

@@ -20,8 +20,13 @@ namespace rtf::t2w {
 // RTF_T2W_PROFILE_OPS=1 (read once).
 bool op_profile_enabled();
 
-// ggml_backend_graph_compute, or node by node (timed) when op profiling is on.
+// ggml_backend_graph_compute, or node by node (timed) when op profiling is on. On a
+// software Vulkan device (lavapipe) a graph's first compute also goes node by node, each
+// node finished before the next: whole, it crashed inside Mesa 22.3 while ggml-vulkan's
+// pipelines were first made (the .cpp says more; docs/vulkan.md).
 ggml_status compute_graph(ggml_backend_t backend, ggml_cgraph *gf, const char *graph);
+// A graph is freed: its address may come back for another one (t2w::Graph's destructor).
+void forget_graph(const ggml_cgraph *gf);
 
 struct OpStat {
     std::string graph;  // "encoder", "dit", "dit-modulation", "vocoder-f0", "vocoder"

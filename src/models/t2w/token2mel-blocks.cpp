@@ -236,7 +236,7 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &p, ggml_tensor *m, ggml_tensor *cache,
                            int Hd, int dh, int max_keys, ggml_tensor **new_kv, ggml_tensor *vt_cache, ggml_tensor *k_cache,
-                           bool fused) {
+                           bool fused, bool cpu_ops) {
     // Batch B = m->ne[2] (the CFG branches of one Euler step): every view and product below
     // keeps the batch in ne[3], so a branch's queries only ever meet its own keys.
     const int64_t h = static_cast<int64_t>(Hd) * dh;
@@ -280,6 +280,7 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
         ggml_tensor *slot = ggml_view_4d(ctx, vt_cache, T, dh, Hd, B, vt_cache->nb[1], vt_cache->nb[2], vt_cache->nb[3], col0);
         ggml_tensor *cur = ggml_cpy(ctx, ggml_permute(ctx, vv, 1, 0, 2, 3), slot);  // V^T of the current frames
         ggml_tensor *vfull = ggml_view_4d(ctx, cur, T + L, dh, Hd, B, vt_cache->nb[1], vt_cache->nb[2], vt_cache->nb[3], 0);
+        if (!cpu_ops) vfull = ggml_cont(ctx, vfull);  // an aligned operand for a device's matmul (header)
         ggml_tensor *o = ggml_mul_mat(ctx, vfull, sc);  // [dh, T, Hd, B]
         o = ggml_reshape_3d(ctx, ggml_cont(ctx, ggml_permute(ctx, o, 0, 2, 1, 3)), h, T, B);
         return linear(ctx, o, w.mm(p + "attn.proj.weight"), w.get(p + "attn.proj.bias"));
@@ -317,7 +318,7 @@ ggml_tensor *dit_block(ggml_context *ctx, const GgufWeights &w, const std::strin
     };
     // attention (keys/values = [current ; prompt cache])
     ggml_tensor *o = dit_attention(ctx, w, p, modulate(hx, 0, 1), att_cache, Hd, dh, max_keys, new_att, vt_cache, k_cache,
-                                   cpu_ops && fused_attn);
+                                   cpu_ops && fused_attn, cpu_ops);
     hx = ggml_add(ctx, hx, ggml_mul(ctx, o, chunk(2)));
     // causal conv block with the 2-frame caches
     ggml_tensor *m3 = modulate(hx, 6, 7);

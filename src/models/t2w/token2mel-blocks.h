@@ -71,10 +71,15 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 // `fused` (CPU backend only, no new_kv, T + L <= max_keys): the whole attention is one
 // custom op, attn::dit_attention (dit-attention.h), reading the cache in place; vt_cache
 // and k_cache are then not used.
+// `cpu_ops` false (a graph for another backend): the strided V^T view is copied into a
+// contiguous tensor before its product. It starts R-L-T floats into its rows, and
+// ggml-vulkan's matmul binds a non-contiguous operand's start as a storage-buffer offset,
+// which must be a multiple of minStorageBufferOffsetAlignment (16 bytes on lavapipe; the
+// validation layer flags it); its copy op takes an unaligned start.
 ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::string &prefix, ggml_tensor *m,
                            ggml_tensor *cache, int n_heads, int head_dim, int max_keys = kDitMaxKeys,
                            ggml_tensor **new_kv = nullptr, ggml_tensor *vt_cache = nullptr,
-                           ggml_tensor *k_cache = nullptr, bool fused = false);
+                           ggml_tensor *k_cache = nullptr, bool fused = false, bool cpu_ops = true);
 
 // One DiT block. x [h, T, B]; mod [9·h] = adaLN(SiLU(c)) of this block (shift_msa, scale_msa,
 // gate_msa, shift_mlp, scale_mlp, gate_mlp, shift_conv, scale_conv, gate_conv); att_cache
