@@ -24,9 +24,9 @@ import json, sys
 print(int(any(x["name"] == sys.argv[1] and x.get("software") for x in json.load(sys.stdin)["backend"]["devices"])))' "$dev")
 all=1
 if [[ $software == 1 && "${RTF_TEST_SLOW:-0}" != 1 ]]; then
-  # Token2Wav's first computes go node by node on a software device (docs/vulkan.md): ~8 min
+  # Token2Wav's first computes go node by node on a software device (docs/vulkan.md): 4-8 min
   # on lavapipe, 2 cores. test-vulkan checks Token2Wav there; this run is a slow test.
-  all=0; echo "note: $dev is a software device: every-stage placement skipped (~8 min there; RTF_TEST_SLOW=1 runs it)"
+  all=0; echo "note: $dev is a software device: every-stage placement skipped (minutes there; RTF_TEST_SLOW=1 runs it)"
 fi
 if ((all)); then
   expect_rc 0 '' -- "${common[@]}" --llm-device "$dev" --tts-device "$dev" --t2w-device-t2m "$dev" \
