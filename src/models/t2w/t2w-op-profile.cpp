@@ -84,9 +84,15 @@ ggml_status compute_node_by_node(ggml_backend_t backend, ggml_cgraph *gf,
 bool first_compute_on_software_device(ggml_backend_t backend, const ggml_cgraph *gf) {
     ggml_backend_dev_t dev = ggml_backend_get_device(backend);
     if (!dev || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) return false;
-    if (!find_backend_device(ggml_backend_dev_name(dev)).software) return false;
     std::lock_guard lock(g_seen_mu);
-    return g_seen.insert(gf).second;
+    static std::map<ggml_backend_dev_t, bool> software;  // looked up once per device, not per compute
+    auto it = software.find(dev);
+    if (it == software.end()) {
+        bool sw = false;
+        for (const auto &d : backend_info().devices) sw = sw || (d.name == ggml_backend_dev_name(dev) && d.software);
+        it = software.emplace(dev, sw).first;
+    }
+    return it->second && g_seen.insert(gf).second;
 }
 }  // namespace
 
