@@ -123,7 +123,7 @@ int run_t2w(const T2wOptions &o) {
     const char *attention = t2m.fused_attention() ? "fused (dit-attention)" : "ggml graph";
     std::cerr << "t2w: token2mel: CFG branches as " << cfg_plan << ", DiT attention " << attention << "\n";
     const auto t_warm = std::chrono::steady_clock::now();
-    stream.warm(!std::getenv("RTF_T2W_WARM_RUN") || std::string(std::getenv("RTF_T2W_WARM_RUN")) != "0");  // as the speak path does at load: no window pays graph set-up
+    stream.warm();  // as the speak path does at load: no window pays graph set-up (RTF_T2W_WARM_RUN)
     const double warm_ms = t2w::ms_since(t_warm);
     const int64_t graphs_at_load = stream.graphs_built();
     const double init_ms = t2w::ms_since(t_init);
@@ -297,13 +297,14 @@ int run_t2w(const T2wOptions &o) {
         j["op_profile"] = ops;  // null unless RTF_T2W_PROFILE_OPS=1  // null: f32 (the reference path itself) or --no-fidelity
         j["audio_check"] = {{"finite", finite}, {"min", lo}, {"max", hi}, {"max_step_within", max_step}, {"max_step_seam", max_seam}};
         nlohmann::json wins = nlohmann::json::array();
+        auto part = [](const t2w::PartTimes &p) {
+            return nlohmann::json{{"upload_ms", p.upload_ms},       {"compute_ms", p.compute_ms},
+                                  {"download_ms", p.download_ms},   {"total_ms", p.total_ms},
+                                  {"upload_bytes", p.upload_bytes}, {"download_bytes", p.download_bytes}};
+        };
         for (auto &w : recs) {
             wins.push_back({{"call", w.call}, {"tokens", w.n_tokens}, {"final", w.final}, {"samples", w.samples},
-                            {"t2m", {{"upload_ms", w.times.t2m.upload_ms}, {"compute_ms", w.times.t2m.compute_ms},
-                                     {"download_ms", w.times.t2m.download_ms}, {"total_ms", w.times.t2m.total_ms}}},
-                            {"voc", {{"upload_ms", w.times.voc.upload_ms}, {"compute_ms", w.times.voc.compute_ms},
-                                     {"download_ms", w.times.voc.download_ms}, {"total_ms", w.times.voc.total_ms}}},
-                            {"total_ms", w.times.total_ms}});
+                            {"t2m", part(w.times.t2m)}, {"voc", part(w.times.voc)}, {"total_ms", w.times.total_ms}});
         }
         j["windows"] = wins;
         nlohmann::json st;

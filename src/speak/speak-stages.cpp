@@ -192,8 +192,16 @@ void TtsStage::finish(pipe::Emitter &out) {
 
 // ---- Token2Wav -------------------------------------------------------------------------
 
+namespace {
+bool on_device(ggml_backend_dev_t d) { return d && ggml_backend_dev_type(d) != GGML_BACKEND_DEVICE_TYPE_CPU; }
+}  // namespace
+
 T2wStage::T2wStage(pipe::StageSpec spec, t2w::T2wStream &stream, SpeakShared &shared)
-    : Stage(std::move(spec)), stream_(stream), shared_(shared) {
+    : Stage(std::move(spec)),
+      stream_(stream),
+      shared_(shared),
+      t2m_on_device_(on_device(stream.model().device_t2m())),
+      voc_on_device_(on_device(stream.model().device_voc())) {
     stream_.reset();
 }
 
@@ -205,6 +213,16 @@ void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter 
     for (const auto &r : records) {
         prof::record("t2w.token2mel_ms", r.times.t2m.total_ms);
         prof::record("t2w.vocoder_ms", r.times.voc.total_ms);
+        if (t2m_on_device_ || voc_on_device_) {  // the host <-> device copies of the parts on a device
+            double ms = 0, bytes = 0;
+            for (const auto *p : {t2m_on_device_ ? &r.times.t2m : nullptr, voc_on_device_ ? &r.times.voc : nullptr}) {
+                if (!p) continue;
+                ms += p->upload_ms + p->download_ms;
+                bytes += static_cast<double>(p->upload_bytes + p->download_bytes);
+            }
+            prof::record("t2w.copy_ms", ms);
+            prof::record("t2w.copy_kib", bytes / 1024.0);
+        }
         if (r.samples <= 0) continue;
         pipe::Item item;
         size_t n = std::min(static_cast<size_t>(r.samples), pcm.size() - off);

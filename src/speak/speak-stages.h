@@ -13,7 +13,9 @@
 // which rarely sample EOS.
 //
 // Sub-stage samples (profile/profiler.h, DESIGN.md names): llm.prefill_ms,
-// llm.ms_per_token, tts.ms_per_token, t2w.token2mel_ms, t2w.vocoder_ms.
+// llm.ms_per_token, tts.ms_per_token, t2w.token2mel_ms, t2w.vocoder_ms; with a Token2Wav
+// part on a device (Vulkan, CUDA), per window t2w.copy_ms and t2w.copy_kib: that part's
+// host <-> device copies (inputs, carried state, the DiT's per-step ones, outputs).
 // Each stage runs on its own worker thread; SpeakShared's vectors are written by one
 // stage each and read only after run_pipeline() returned (joined).
 #include <atomic>
@@ -143,6 +145,7 @@ private:
 
     t2w::T2wStream &stream_;
     SpeakShared &shared_;
+    const bool t2m_on_device_, voc_on_device_;  // their copies cross the host link: t2w.copy_*
     bool final_seen_ = false;
     int64_t codes_in_ = 0;
 };

@@ -514,6 +514,40 @@ TEST_F(TinyKit, TwoLanesEqualOneThread) {
     EXPECT_EQ(pa, pb);
 }
 
+// Every window counts its host <-> backend copies (what crosses the host link when a part is
+// on a device; on the CPU they are memcpys, counted alike): inputs, the DiT's per-step
+// copies and outputs, the same bytes for the same windows, and the copies' time taken out of
+// compute, never below zero, with one lane and with two.
+TEST_F(TinyKit, WindowCopiesAreCounted) {
+    for (int threads : {1, 2}) {
+        T2wConfig cfg = base();
+        cfg.threads_t2m = threads;
+        const auto toks = tokens(40, 3);
+        std::vector<WindowRecord> ra, rb;
+        T2wStream a(*model, cfg), b(*model, cfg);
+        a.push(toks, true, &ra);
+        b.push(toks, true, &rb);
+        ASSERT_EQ(ra.size(), rb.size());
+        ASSERT_GE(ra.size(), 2u);
+        for (size_t i = 0; i < ra.size(); ++i) {
+            const WindowTimes &t = ra[i].times;
+            SCOPED_TRACE("threads " + std::to_string(threads) + ", window " + std::to_string(i));
+            EXPECT_GT(t.t2m.upload_bytes, 0u);
+            EXPECT_GT(t.t2m.download_bytes, 0u);
+            EXPECT_GT(t.voc.upload_bytes, 0u);
+            // the vocoder's spectra come back: 2 x 9 floats per 4 samples, more than the samples
+            EXPECT_GE(t.voc.download_bytes, 4u * static_cast<size_t>(ra[i].samples));
+            EXPECT_EQ(t.t2m.upload_bytes, rb[i].times.t2m.upload_bytes);
+            EXPECT_EQ(t.t2m.download_bytes, rb[i].times.t2m.download_bytes);
+            EXPECT_EQ(t.voc.upload_bytes, rb[i].times.voc.upload_bytes);
+            EXPECT_EQ(t.voc.download_bytes, rb[i].times.voc.download_bytes);
+            EXPECT_GE(t.t2m.compute_ms, 0.0);
+            EXPECT_GE(t.voc.compute_ms, 0.0);
+            EXPECT_LE(t.t2m.upload_ms + t.t2m.download_ms, t.t2m.total_ms);
+        }
+    }
+}
+
 // Batch-2 CFG (issue 13): both CFG branches as one graph per Euler step give what the two
 // single-branch graphs give, for the mel and for every streaming cache (the per-branch
 // DiT conv caches included), on non-last and last windows, with 1 and 2 threads. Bound:

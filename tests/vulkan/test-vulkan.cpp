@@ -210,9 +210,13 @@ TEST_F(Vulkan, TtsGreedyCodesEqualTheCpus) {
 // crashed inside Mesa 22.3 while the pipelines were first made), so this case takes minutes there.
 TEST_F(Vulkan, Token2WavPcmCloseToTheCpus) {
     std::vector<int32_t> toks;
-    for (int i = 0; i < 40; ++i) toks.push_back((i * 977 + 13) % 6561);  // two windows: the state carried on the device
+    // Two windows, the state carried on the device: an 8-token first window (the short-window
+    // graphs) and 12 more (the last window). e2e-vulkan-speak runs the 28-token windows there.
+    // Short, because on lavapipe a full-shape window's vocoder takes about a minute.
+    for (int i = 0; i < 20; ++i) toks.push_back((i * 977 + 13) % 6561);
     auto pcm_on = [&](const std::string &t2m, const std::string &voc) {
         t2w::T2wConfig cfg;
+        cfg.first_window = 8;
         cfg.device_t2m = t2m;
         cfg.device_voc = voc;
         auto model = t2w::T2wModel::load(files_->t2w_dir, cfg);
@@ -221,7 +225,7 @@ TEST_F(Vulkan, Token2WavPcmCloseToTheCpus) {
         return pcm;
     };
     const auto cpu = pcm_on("CPU", "CPU");
-    ASSERT_GT(cpu.size(), 24000u * 3 / 2);
+    ASSERT_GT(cpu.size(), 24000u * 3 / 4);
     for (const auto &[t2m, voc] : {std::pair{dev_, std::string("CPU")}, {std::string("CPU"), dev_}, {dev_, dev_}}) {
         const auto x = pcm_on(t2m, voc);
         ASSERT_EQ(x.size(), cpu.size());

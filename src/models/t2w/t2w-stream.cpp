@@ -33,6 +33,11 @@ void T2wStream::reset() {
     window_index_ = 0;
 }
 
+bool T2wStream::warm_run_enabled() {
+    const char *e = std::getenv("RTF_T2W_WARM_RUN");
+    return !e || std::string(e) != "0";
+}
+
 void T2wStream::warm(bool compute_first) {
     const auto t0 = std::chrono::steady_clock::now();
     const int F = cfg_.first_window;

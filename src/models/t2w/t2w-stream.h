@@ -77,13 +77,19 @@ public:
     // Builds every graph a stream can need (token2mel's first, steady and last windows,
     // the vocoder's first, steady and every final length), so no window builds one; with
     // `compute_first` also runs the first window's graphs once on silence (first-touch
-    // costs), leaving the stream state untouched. Seconds on a CPU; call at load.
-    void warm(bool compute_first = true);
+    // costs), leaving the stream state untouched. Seconds on a CPU; call at load. The
+    // default is warm_run_enabled().
+    void warm(bool compute_first = warm_run_enabled());
+    // false when RTF_T2W_WARM_RUN=0: every front end then builds the graphs at load without
+    // the warm-up run (what the first window pays cold; on a software Vulkan device, where a
+    // window takes a minute, a minute saved at load).
+    static bool warm_run_enabled();
     // Graphs built so far (token2mel + vocoder): constant after warm() in a healthy run.
     int64_t graphs_built() const;
 
     void set_tap(WindowTap tap) { tap_ = std::move(tap); }
     const T2wConfig &config() const { return cfg_; }
+    const T2wModel &model() const { return m_; }
     int flow_steps() const { return t2m_.steps(); }
     // How token2mel runs its CFG branches and attention (diagnostics: `rtf t2w` prints them).
     const Token2Mel &token2mel() const { return t2m_; }

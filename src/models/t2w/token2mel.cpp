@@ -531,18 +531,15 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
     // ---------------- encoder (lane 0)
     Lane &ln0 = I.lanes[0];
     EncGraph &eg = *v.enc;
+    upload(eg.tok, tokens.data(), 0, tokens.size() * sizeof(int32_t), tm);
+    upload(eg.enc_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float), tm);
+    upload(eg.enc_att, st.conf_att.data(), 0, st.conf_att.size() * sizeof(float), tm);
     auto t0 = clock_type::now();
-    ggml_backend_tensor_set(eg.tok, tokens.data(), 0, tokens.size() * sizeof(int32_t));
-    ggml_backend_tensor_set(eg.enc_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float));
-    ggml_backend_tensor_set(eg.enc_att, st.conf_att.data(), 0, st.conf_att.size() * sizeof(float));
-    tm.upload_ms += ms_since(t0);
-    t0 = clock_type::now();
     if (compute_graph(ln0.backend, eg.gf, "encoder") != GGML_STATUS_SUCCESS) {
         throw_runtime("t2w: token2mel encoder graph compute failed on " + std::string(ggml_backend_name(ln0.backend)));
     }
     tm.compute_ms += ms_since(t0);
-    t0 = clock_type::now();
-    ggml_backend_tensor_get(eg.new_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float));
+    download(eg.new_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float), tm);
     // conformer attention caches (spec §3.7): token-rate layers write [c ; c], mel-rate
     // layers [old ; new]; the runner keeps the time slice [Δ, Δ+L) of each.
     std::vector<float> buf;
@@ -551,7 +548,7 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
         const bool tok_layer = li < E.n_token_layers;
         const int S = tok_layer ? v.S1 : v.S2;
         buf.resize(row * S * H);
-        ggml_backend_tensor_get(eg.new_att[li], buf.data(), 0, buf.size() * sizeof(float));
+        download(eg.new_att[li], buf.data(), 0, buf.size() * sizeof(float), tm);
         for (int hh = 0; hh < H; ++hh) {
             for (int tau = 0; tau < L; ++tau) {
                 const int src = tok_layer ? (Tm + tau) % S : Tm + tau;
@@ -561,7 +558,6 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
             }
         }
     }
-    tm.download_ms += ms_since(t0);
 
     // ---------------- flow matching: per Euler step, one DiT pass over both CFG branches
     // (batch-2 CFG), or one per branch on its lane
@@ -569,28 +565,33 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
     const size_t n_slots = static_cast<size_t>(D.depth) * N;
     const size_t blk_bytes = slot_sz * sizeof(float);
     std::vector<float> f(x.size() * B);  // branch b at f + b·|x|
+    // Each Euler step's copies, per group: two groups may run at once on two lanes, so each
+    // counts its own and the window's figures sum them after the loop.
+    PartTimes copies[2];
+    const bool two_lanes = I.G == 2 && I.lanes.size() == 2;
     auto pass = [&](int s, int gi, Lane &ln) {
         DitGraph &g = *v.dit[gi][s];
         const int b0 = gi * I.per_group, nb = I.per_group;
-        ggml_backend_tensor_set(g.x, x.data(), 0, x.size() * sizeof(float));
+        PartTimes &c = copies[gi];
+        upload(g.x, x.data(), 0, x.size() * sizeof(float), c);
         for (int j = 0; j < nb; ++j) {
             const float *cnn = st.est_cnn.data() + ((b0 + j) * n_slots + static_cast<size_t>(s) * D.depth) * slot_sz;
-            ggml_backend_tensor_set(g.cnn_in, cnn, j * D.depth * blk_bytes, D.depth * blk_bytes);
+            upload(g.cnn_in, cnn, j * D.depth * blk_bytes, D.depth * blk_bytes, c);
         }
         if (compute_graph(ln.backend, g.gf, "dit") != GGML_STATUS_SUCCESS) {
             throw_runtime("t2w: token2mel DiT graph compute failed on " + std::string(ggml_backend_name(ln.backend)));
         }
-        ggml_backend_tensor_get(g.f, f.data() + b0 * x.size(), 0, nb * x.size() * sizeof(float));
+        download(g.f, f.data() + b0 * x.size(), 0, nb * x.size() * sizeof(float), c);
         for (int blk = 0; blk < D.depth; ++blk) {
             for (int j = 0; j < nb; ++j) {
                 float *cnn = st.est_cnn.data() + ((b0 + j) * n_slots + static_cast<size_t>(s) * D.depth + blk) * slot_sz;
-                ggml_backend_tensor_get(g.new_cnn[blk], cnn, j * blk_bytes, blk_bytes);
+                download(g.new_cnn[blk], cnn, j * blk_bytes, blk_bytes, c);
             }
         }
     };
     t0 = clock_type::now();
     for (int s = 0; s < N; ++s) {
-        if (I.G == 2 && I.lanes.size() == 2) {
+        if (two_lanes) {
             std::exception_ptr err;
             std::thread th([&] {
                 try {
@@ -614,7 +615,17 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
         const float dt = I.t_span[s + 1] - I.t_span[s];
         blocks::euler_cfg_step(x.data(), f.data(), B == 2 ? f.data() + x.size() : nullptr, x.size(), dt, kCfgRate);
     }
-    tm.compute_ms += ms_since(t0);
+    // The steps' wall time less the copies on its path is compute (group 1's copies on its
+    // own lane overlap group 0's work); every group's copies count as copies.
+    double copy_path_ms = copies[0].upload_ms + copies[0].download_ms;
+    if (!two_lanes) copy_path_ms += copies[1].upload_ms + copies[1].download_ms;
+    tm.compute_ms += ms_since(t0) - copy_path_ms;
+    for (const PartTimes &c : copies) {
+        tm.upload_ms += c.upload_ms;
+        tm.download_ms += c.download_ms;
+        tm.upload_bytes += c.upload_bytes;
+        tm.download_bytes += c.download_bytes;
+    }
 
     // [80][Tm] channel-fastest -> [80][T] time-fastest, cropped to 2·n frames
     const int T = std::min(Tm, E.up_rate * n_in);

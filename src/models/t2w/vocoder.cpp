@@ -210,16 +210,12 @@ std::vector<float> Vocoder::f0(const std::vector<float> &mel, int T, PartTimes &
         sh.f0g.bind(f0_alloc_, "vocoder f0");
         bound_f0_ = &sh;
     }
-    auto t0 = clock_type::now();
-    ggml_backend_tensor_set(sh.f0_in, mel.data(), 0, mel.size() * sizeof(float));
-    tm.upload_ms += ms_since(t0);
-    t0 = clock_type::now();
+    upload(sh.f0_in, mel.data(), 0, mel.size() * sizeof(float), tm);
+    const auto t0 = clock_type::now();
     if (compute_graph(backend_, sh.f0g.gf, "vocoder-f0") != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder f0 graph compute failed");
     tm.compute_ms += ms_since(t0);
-    t0 = clock_type::now();
     std::vector<float> f(static_cast<size_t>(T));
-    ggml_backend_tensor_get(sh.f0_out, f.data(), 0, f.size() * sizeof(float));
-    tm.download_ms += ms_since(t0);
+    download(sh.f0_out, f.data(), 0, f.size() * sizeof(float), tm);
     return f;
 }
 
@@ -245,18 +241,14 @@ void Vocoder::run(const std::vector<float> &mel, int T, const std::vector<float>
         bound_dec_ = &sh;
     }
     if (sh.F != F) throw_runtime("t2w: vocoder: source STFT has " + std::to_string(F) + " frames, expected " + std::to_string(sh.F));
-    t0 = clock_type::now();
-    ggml_backend_tensor_set(sh.in, mel.data(), 0, mel.size() * sizeof(float));
-    ggml_backend_tensor_set(sh.sin_, spec.data(), 0, spec.size() * sizeof(float));
-    tm.upload_ms += ms_since(t0);
+    upload(sh.in, mel.data(), 0, mel.size() * sizeof(float), tm);
+    upload(sh.sin_, spec.data(), 0, spec.size() * sizeof(float), tm);
     t0 = clock_type::now();
     if (compute_graph(backend_, sh.dec.gf, "vocoder") != GGML_STATUS_SUCCESS) throw_runtime("t2w: vocoder decoder graph compute failed");
     tm.compute_ms += ms_since(t0);
-    t0 = clock_type::now();
     std::vector<float> vre(static_cast<size_t>(F * dsp::kBins)), vim(vre.size());
-    ggml_backend_tensor_get(sh.re, vre.data(), 0, vre.size() * sizeof(float));
-    ggml_backend_tensor_get(sh.im, vim.data(), 0, vim.size() * sizeof(float));
-    tm.download_ms += ms_since(t0);
+    download(sh.re, vre.data(), 0, vre.size() * sizeof(float), tm);
+    download(sh.im, vim.data(), 0, vim.size() * sizeof(float), tm);
     t0 = clock_type::now();
     wave = dsp::istft16(vre.data(), vim.data(), F, 0.99f);
     tm.compute_ms += ms_since(t0);
