@@ -47,6 +47,13 @@ LlmStage::LlmStage(pipe::StageSpec spec, lm::LlmEngine &llm, bool text_mode, Spe
     : Stage(std::move(spec)), llm_(llm), text_mode_(text_mode), shared_(shared), max_text_tokens_(max_text_tokens) {}
 
 void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
+    int64_t io_mark = llm_.device_io_bytes();  // -1: not on a device
+    auto record_io = [&] {  // llm.copy_kib: what the decodes since the last mark moved
+        if (io_mark < 0) return;
+        const int64_t io = llm_.device_io_bytes();
+        prof::record("llm.copy_kib", static_cast<double>(io - io_mark) / 1024.0);
+        io_mark = io;
+    };
     if (text_mode_) {
         llm_.start_text(request.text);
     } else {
@@ -54,6 +61,7 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
     }
     shared_.mark(shared_.marks.prefill_done);
     prof::record("llm.prefill_ms", llm_.timings().prefill_ms);
+    record_io();
     for (;;) {
         auto before = llm_.timings();
         lm::LlmStep step = llm_.next_step();
@@ -62,6 +70,7 @@ void LlmStage::process(pipe::Item &&request, pipe::Emitter &out) {
         if (n > 0) {
             prof::record("llm.ms_per_token", (after.decode_ms + after.sample_ms - before.decode_ms - before.sample_ms) / n);
         }
+        record_io();
         bool stop = shared_.enough.load(std::memory_order_acquire);
         bool capped = false;
         const auto have = static_cast<int64_t>(shared_.text_tokens.size());
@@ -114,6 +123,7 @@ TtsStage::TtsStage(pipe::StageSpec spec, lm::TtsEngine &tts, int64_t max_codes, 
     tts_.set_observer(std::move(obs));
     tts_.set_lead_chunk_codes(std::move(lead_chunk_codes));
     tts_.begin_utterance();
+    io_mark_ = tts_.device_io_bytes();
 }
 
 TtsStage::~TtsStage() {
@@ -137,6 +147,10 @@ void TtsStage::on_chunk(const lm::AudioChunk &c) {
         double t = now_ms();
         prof::record("tts.ms_per_token", (t - t_last_chunk_) / static_cast<double>(item.audio_tokens.size()));
         t_last_chunk_ = t;
+        if (const int64_t io = tts_.device_io_bytes(); io >= 0 && io_mark_ >= 0) {
+            prof::record("tts.copy_kib", static_cast<double>(io - io_mark_) / 1024.0);
+            io_mark_ = io;
+        }
     }
     item.audio_ms = 1000.0 * static_cast<double>(item.audio_tokens.size()) / kCodesPerSecond;
     if (item.last) done_ = true;

@@ -15,7 +15,10 @@
 // Sub-stage samples (profile/profiler.h, DESIGN.md names): llm.prefill_ms,
 // llm.ms_per_token, tts.ms_per_token, t2w.token2mel_ms, t2w.vocoder_ms; with a Token2Wav
 // part on a device (Vulkan, CUDA), per window t2w.copy_ms and t2w.copy_kib: that part's
-// host <-> device copies (inputs, carried state, the DiT's per-step ones, outputs).
+// host <-> device copies (inputs, carried state, the DiT's per-step ones, outputs); with an
+// LM stage on a device, llm.copy_kib per step (the prompt's prefill one sample) and
+// tts.copy_kib per chunk: the bytes its decodes handed the device and read back
+// (llama-runtime.h's decode_io_bytes; a lower bound on libllama's copies).
 // Each stage runs on its own worker thread; SpeakShared's vectors are written by one
 // stage each and read only after run_pipeline() returned (joined).
 #include <atomic>
@@ -129,6 +132,7 @@ private:
     bool done_ = false;
     pipe::Emitter *out_ = nullptr;  // valid during process()
     double t_last_chunk_ = 0;
+    int64_t io_mark_ = -1;  // the engine's device_io_bytes() at the last chunk (-1: not on a device)
     bool waited_first_ = false;
 };
 

@@ -45,6 +45,32 @@ TEST(LlamaRuntime, PinnedBuildHasNoAmxBufferType) {
     EXPECT_FALSE(amx_buffer_type_present());
 }
 
+// What an offloaded decode hands libllama and reads back (the LM stages' llm.copy_kib /
+// tts.copy_kib in the profile): token ids or embedding rows and positions in, per output row the
+// logits and (with embeddings on) the hidden row out; no logits flags = the last row only.
+TEST(LlamaRuntime, DecodeIoBytesCountsInputsAndOutputRows) {
+    llama_batch toks = llama_batch_init(8, 0, 1);
+    toks.n_tokens = 5;
+    for (int i = 0; i < 5; ++i) toks.logits[i] = i == 4;
+    // 5 ids + 5 positions in; one row of 100 logits (+ 16 hidden floats with embeddings) out
+    EXPECT_EQ(rtf::lm::decode_io_bytes(toks, 16, 16, 100, false), 5u * 4 + 5u * 4 + 100u * 4);
+    EXPECT_EQ(rtf::lm::decode_io_bytes(toks, 16, 16, 100, true), 5u * 4 + 5u * 4 + 116u * 4);
+    for (int i = 0; i < 5; ++i) toks.logits[i] = 1;  // every row an output
+    EXPECT_EQ(rtf::lm::decode_io_bytes(toks, 16, 16, 100, true), 5u * 4 + 5u * 4 + 5u * 116u * 4);
+    int8_t *flags = toks.logits;
+    toks.logits = nullptr;  // libllama's default: the last row
+    EXPECT_EQ(rtf::lm::decode_io_bytes(toks, 16, 16, 100, false), 5u * 4 + 5u * 4 + 100u * 4);
+    toks.logits = flags;
+    llama_batch_free(toks);
+    llama_batch rows = llama_batch_init(4, 12, 1);  // embedding rows of 12 floats in
+    rows.n_tokens = 3;
+    for (int i = 0; i < 3; ++i) rows.logits[i] = i == 2;
+    EXPECT_EQ(rtf::lm::decode_io_bytes(rows, 12, 20, 50, true), 3u * 12 * 4 + 3u * 4 + (50u + 20u) * 4);
+    rows.n_tokens = 0;
+    EXPECT_EQ(rtf::lm::decode_io_bytes(rows, 12, 20, 50, true), 0u);
+    llama_batch_free(rows);
+}
+
 TEST(CodeRng, MatchesStdUniformRealOnMt19937) {
     for (uint32_t seed : {0u, 42u, 123456u}) {
         std::mt19937 g(seed);

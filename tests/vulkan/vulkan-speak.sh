@@ -2,7 +2,8 @@
 # rtf speak on a Vulkan device, end to end on a tiny twin (issue 34), each placement against
 # the all-CPU run: the LLM on the device; both LM stages on it; every stage on it. Greedy, so
 # the codes must be the same; Token2Wav on the CPU then makes bit-identical audio, Token2Wav
-# on the device audio close to it (16-bit WAVs), its host <-> device copies in the profile.
+# on the device audio close to it (16-bit WAVs); each stage's host <-> device copies in the
+# profile where it is on the device.
 # Skips (exit 77) where no Vulkan device exists. CI: lavapipe, with RTF_ALLOW_SOFTWARE_DEVICE=1
 # and GGML_VK_DISABLE_F16=1 (f32 tiles). 1.2 s of audio (two Token2Wav windows) and, for the
 # every-stage run, no warm-up run (RTF_T2W_WARM_RUN=0): on lavapipe a full-shape Token2Wav
@@ -47,11 +48,22 @@ assert n > 0 and jl["output"]["n_audio_codes"] == n and jm["output"]["n_audio_co
 # Token2Wav on the CPU from the same codes gives the same samples
 assert mixed == cpu, "LLM on the device: audio differs from the CPU run's"
 assert lm == cpu, "LM stages on the device: audio differs from the CPU run's"
-# Token2Wav's host <-> device copies are in the profile where a part of it is on a device
-for name, j in (("cpu", jc), ("lm", jl), ("mixed", jm)):
-    assert "t2w.copy_kib" not in j["metrics"], name + ": Token2Wav on the CPU has no device copies"
+# Each stage's host <-> device copies are in the profile where that stage is on a device
+def copied(j, key):  # KiB in all, or None when not profiled
+    s = j["metrics"].get(key)
+    return None if s is None else s["mean"] * s["n"]
+for name, j, on in (("cpu", jc, ()), ("lm", jl, ("llm", "tts")), ("mixed", jm, ("llm",))):
+    for stage in ("llm", "tts", "t2w"):
+        kib = copied(j, stage + ".copy_kib")
+        assert (kib is not None) == (stage in on), (name, stage, kib)
+        if kib is not None:
+            # at least one output row of logits per code (TTS) / reply step (LLM) came back
+            assert kib * 1024 >= 4 * n, (name, stage, kib)
+    if on:
+        print("%s: copies %s" % (name, ", ".join("%s %.0f KiB" % (s, copied(j, s + ".copy_kib")) for s in on)))
 allv, ja = pcm("all"), run("all")
 m = ja["metrics"]
+assert all(copied(ja, s + ".copy_kib") is not None for s in ("llm", "tts")), "every stage on the device: LM copies"
 copied = m["t2w.copy_kib"]["mean"] * m["t2w.copy_kib"]["n"] * 1024
 print("all on %s: Token2Wav copies %.0f KiB in %.1f ms over %d windows" % (dev, copied / 1024,
       m["t2w.copy_ms"]["mean"] * m["t2w.copy_ms"]["n"], m["t2w.copy_kib"]["n"]))

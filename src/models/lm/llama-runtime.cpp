@@ -233,6 +233,10 @@ LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &place
     for (auto *d : devs) {
         if (d) inst.devices.push_back(d);
     }
+    inst.n_embd_inp = llama_model_n_embd_inp(inst.model.get());
+    inst.n_embd = llama_model_n_embd(inst.model.get());
+    inst.n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(inst.model.get()));
+    inst.embeddings = embeddings;
     if (!mp.devices && mp.n_gpu_layers != 0)  // libllama's own choice: the devices it offloads to
         for (const auto &name : auto_offload_devices()) inst.devices.push_back(ggml_backend_dev_by_name(name.c_str()));
     return inst;
@@ -240,7 +244,24 @@ LlamaInstance load_llama(const std::string &path_in, const ModelPlacement &place
 
 int locked_decode(LlamaInstance &inst, const llama_batch &batch) {
     DeviceComputeGuard serial(inst.devices);
-    return llama_decode(inst.ctx.get(), batch);
+    const int rc = llama_decode(inst.ctx.get(), batch);
+    if (rc == 0 && !inst.devices.empty())
+        inst.device_io_bytes += decode_io_bytes(batch, inst.n_embd_inp, inst.n_embd, inst.n_vocab, inst.embeddings);
+    return rc;
+}
+
+uint64_t decode_io_bytes(const llama_batch &batch, int n_embd_inp, int n_embd, int n_vocab, bool embeddings) {
+    const auto n = static_cast<uint64_t>(std::max(0, batch.n_tokens));
+    uint64_t in = n * sizeof(llama_pos);
+    in += batch.embd ? n * static_cast<uint64_t>(n_embd_inp) * sizeof(float) : n * sizeof(llama_token);
+    uint64_t n_out = 0;
+    if (!batch.logits) {
+        n_out = n > 0 ? 1 : 0;
+    } else {
+        for (uint64_t i = 0; i < n; ++i) n_out += batch.logits[i] != 0;
+    }
+    const uint64_t row = static_cast<uint64_t>(n_vocab) + (embeddings ? static_cast<uint64_t>(n_embd) : 0);
+    return in + n_out * row * sizeof(float);
 }
 
 }  // namespace rtf::lm

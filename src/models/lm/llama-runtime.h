@@ -2,6 +2,7 @@
 // Shared libllama plumbing for the LLM and TTS engines: one-time backend init, log capture
 // (libllama's messages are kept, not printed, and quoted in our errors), owning handles,
 // and ModelPlacement -> llama params.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,11 +56,24 @@ struct LlamaInstance {
     ThreadpoolPtr pool_batch;
     LlamaContextPtr ctx;
     std::vector<ggml_backend_dev_t> devices;  // what it offloads to (empty: CPU only)
+    // Bytes of the decodes' inputs and outputs (decode_io_bytes), counted when `devices` is
+    // not empty: what crossed the host link at least. Written by locked_decode on the one
+    // thread that decodes this instance.
+    uint64_t device_io_bytes = 0;
+    int n_embd_inp = 0, n_embd = 0, n_vocab = 0;
+    bool embeddings = false;
 };
 
 // llama_decode holding the compute locks of the instance's devices (machine/device-lock.h:
 // a Vulkan device takes one compute at a time). Every decode in the engines goes here.
 int locked_decode(LlamaInstance &inst, const llama_batch &batch);
+
+// The bytes a decode of `batch` hands libllama and reads back: token ids or embedding rows
+// (n_embd_inp floats each) and positions in; per output row the logits (n_vocab floats) and,
+// with `embeddings`, the hidden row (n_embd floats) out (batch.logits null: the last row
+// only). A lower bound on an offloaded decode's host <-> device copies: libllama's own
+// inputs (the attention mask, ...) and any split of the graph between devices are not seen.
+uint64_t decode_io_bytes(const llama_batch &batch, int n_embd_inp, int n_embd, int n_vocab, bool embeddings);
 
 // Loads `path` with `placement` and creates a context (embeddings output on when
 // `embeddings`). Throws rtf::Error(Setup) naming `what` and the file, quoting libllama's

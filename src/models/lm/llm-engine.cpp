@@ -222,6 +222,9 @@ LlmEngine::LlmEngine(const LlmConfig &cfg, std::shared_ptr<DecodeBatcher> batche
 LlmEngine::~LlmEngine() = default;
 
 int LlmEngine::n_embd() const { return p_->n_embd; }
+int64_t LlmEngine::device_io_bytes() const {
+    return p_->bs || p_->inst.devices.empty() ? -1 : static_cast<int64_t>(p_->inst.device_io_bytes);
+}
 int LlmEngine::n_ctx() const { return p_->n_ctx; }
 
 std::vector<int32_t> LlmEngine::tokenize(const std::string &text, bool parse_special) const {

@@ -134,6 +134,9 @@ public:
     }
     const LlmConfig &config() const { return cfg_; }
     int n_embd() const;
+    // Bytes its decodes handed a device and read back so far (llama-runtime.h's
+    // decode_io_bytes); -1 on the CPU or batched (a merged decode serves several streams).
+    int64_t device_io_bytes() const;
     int n_ctx() const;
     std::vector<int32_t> tokenize(const std::string &text, bool parse_special) const;
     std::string piece(int32_t token) const;

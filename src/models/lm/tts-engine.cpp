@@ -66,6 +66,9 @@ public:
     }
     int n_ctx() const override { return n_ctx_; }
     int n_embd() const { return n_embd_; }
+    int64_t device_io_bytes() const override {
+        return inst_.devices.empty() ? -1 : static_cast<int64_t>(inst_.device_io_bytes);
+    }
 
 private:
     LlamaInstance inst_;
@@ -281,5 +284,7 @@ void TtsEngine::warm() {
 }
 
 TtsForward &TtsEngine::forward() { return *fwd_; }
+
+int64_t TtsEngine::device_io_bytes() const { return fwd_->device_io_bytes(); }
 
 }  // namespace rtf::lm

@@ -119,6 +119,9 @@ public:
     void resume_decode();
     // The transformer itself (golden checks teacher-force it).
     TtsForward &forward();
+    // Bytes its decodes handed a device and read back so far (llama-runtime.h's
+    // decode_io_bytes); -1 on the CPU or batched (a merged decode serves several streams).
+    int64_t device_io_bytes() const;
     const TtsWeights &weights() const { return *weights_; }
 
 private:

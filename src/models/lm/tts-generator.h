@@ -31,6 +31,9 @@ public:
     // The backend's logits (n_codes) of the last row, or empty if it has none.
     virtual std::span<const float> logits() { return {}; }
     virtual int n_ctx() const = 0;
+    // Bytes its decodes handed a device and read back so far (llama-runtime.h's
+    // decode_io_bytes); -1 when it decodes on no device (the CPU, or a test's forward).
+    virtual int64_t device_io_bytes() const { return -1; }
 };
 
 enum class TtsMode { Simplex, Duplex };
