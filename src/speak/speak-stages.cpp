@@ -229,11 +229,12 @@ void T2wStage::run(const std::vector<int32_t> &codes, bool final, pipe::Emitter 
         prof::record("t2w.vocoder_ms", r.times.voc.total_ms);
         if (t2m_on_device_ || voc_on_device_) {  // the host <-> device copies of the parts on a device
             double ms = 0, bytes = 0;
-            for (const auto *p : {t2m_on_device_ ? &r.times.t2m : nullptr, voc_on_device_ ? &r.times.voc : nullptr}) {
-                if (!p) continue;
-                ms += p->upload_ms + p->download_ms;
-                bytes += static_cast<double>(p->upload_bytes + p->download_bytes);
-            }
+            auto add = [&](const t2w::PartTimes &p) {
+                ms += p.upload_ms + p.download_ms;
+                bytes += static_cast<double>(p.upload_bytes + p.download_bytes);
+            };
+            if (t2m_on_device_) add(r.times.t2m);
+            if (voc_on_device_) add(r.times.voc);
             prof::record("t2w.copy_ms", ms);
             prof::record("t2w.copy_kib", bytes / 1024.0);
         }
