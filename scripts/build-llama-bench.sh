@@ -4,7 +4,7 @@
 #
 #   scripts/build-llama-bench.sh [--cuda]     # prints the path of the llama-bench binary
 #
-# Why it reuses fetch-llama.sh's build tree: llama-bench must run the very kernels our
+# Why it reuses fetch-llama.sh's build tree (kept beside its cache entry): llama-bench must run the very kernels our
 # libllama was built with (same flags, same objects), and it then costs only llama-common
 # and the tool itself (~1-2 min) instead of a second ggml build. fetch-llama.sh passes every
 # LLAMA_BUILD_* switch explicitly, so a later rebuild there resets this configuration.
@@ -17,8 +17,8 @@ variant=cpu
 [[ "${1:-}" == "--cuda" ]] && variant=cuda
 deps=${RTF_DEPS_DIR:-$root/.deps}
 jobs=${RTF_JOBS:-$(nproc)}
-bdir="$deps/llama.cpp-$LLAMA_TAG-$variant/build"
-if [[ ! -f "$bdir/CMakeCache.txt" ]]; then
+bdir=$(cat "$deps/llama.cpp-$LLAMA_TAG-$variant/build-tree" 2>/dev/null || true)   # fetch-llama.sh's, in its cache
+if [[ -z $bdir || ! -f "$bdir/CMakeCache.txt" ]]; then
   echo "error: no llama.cpp build tree at $bdir; run scripts/fetch-llama.sh${1:+ $1} first" >&2
   exit 1
 fi

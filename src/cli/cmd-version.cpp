@@ -4,6 +4,7 @@
 
 #include "cli/cli-util.h"
 #include "cli/commands.h"
+#include "core/cpu-features.h"
 #include "machine/backend-devices.h"
 #include "machine/provenance.h"
 #include "rtf/build-info.h"
@@ -19,8 +20,10 @@ int print_version(bool json) {
               << "llama.cpp " << RTF_LLAMA_CPP_VERSION << "\n"
               << "ggml backends:";
     for (const auto &s : backend_info().backends) std::cout << " " << s;
-    std::cout << "\ncpu features:";
+    std::cout << "\ncpu features (ggml):";
     for (const auto &s : backend_info().cpu_features) std::cout << " " << s;
+    std::cout << "\nkernel level: " << isa_level_name(isa_level());
+    if (isa_level() != host_isa_level()) std::cout << " (RTF_ISA; this CPU runs " << isa_level_name(host_isa_level()) << ")";
     std::cout << "\n";
     return 0;
 }

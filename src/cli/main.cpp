@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "core/cpu-features.h"
 #include "core/error.h"
 
 namespace rtf::cli {
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
         return e.exit_code();
     }
     try {
+        rtf::check_isa_env();  // a kernel level this CPU lacks is refused before anything runs
         if (version) return print_version(false);
         if (!action) {
             std::cout << app.help();

@@ -74,6 +74,99 @@ CpuFeatures CpuFeatures::parse(const std::string &text, int n_cpus, const std::s
     return c;
 }
 
+namespace {
+constexpr IsaLevel kLevels[] = {IsaLevel::baseline, IsaLevel::avx2, IsaLevel::avx512, IsaLevel::avx512_bf16,
+                                IsaLevel::amx};
+
+// RTF_ISA as read once: set, and the level it names when valid.
+struct IsaEnv {
+    bool set = false, valid = false;
+    std::string text;
+    IsaLevel level = IsaLevel::amx;
+};
+const IsaEnv &isa_env() {
+    static const IsaEnv e = [] {
+        IsaEnv r;
+        const char *v = std::getenv("RTF_ISA");
+        if (!v || !*v) return r;
+        r.set = true;
+        r.text = v;
+        r.valid = parse_isa_level(r.text, r.level);
+        return r;
+    }();
+    return e;
+}
+
+// A CPU with no more than `level`: the flags above it cleared.
+void cap_features(CpuFeatures &c, IsaLevel level) {
+    if (level < IsaLevel::amx) c.amx_tile = c.amx_bf16 = c.amx_int8 = false;
+    if (level < IsaLevel::avx512_bf16) c.avx512_bf16 = false;
+    if (level < IsaLevel::avx512) c.avx512f = c.avx512_vnni = false;
+    if (level < IsaLevel::avx2) c.avx2 = c.fma = false;
+}
+}  // namespace
+
+const char *isa_level_name(IsaLevel level) {
+    switch (level) {
+    case IsaLevel::amx: return "amx";
+    case IsaLevel::avx512_bf16: return "avx512-bf16";
+    case IsaLevel::avx512: return "avx512";
+    case IsaLevel::avx2: return "avx2";
+    case IsaLevel::baseline: break;
+    }
+    return "baseline";
+}
+
+bool parse_isa_level(std::string_view name, IsaLevel &out) {
+    for (IsaLevel l : kLevels)
+        if (name == isa_level_name(l)) {
+            out = l;
+            return true;
+        }
+    return false;
+}
+
+IsaLevel host_isa_level() {
+    static const IsaLevel level = [] {
+        __builtin_cpu_init();
+        CpuFeatures c;
+        c.avx2 = __builtin_cpu_supports("avx2");
+        c.fma = __builtin_cpu_supports("fma");
+        c.avx512f = __builtin_cpu_supports("avx512f");
+        c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
+        c.amx_tile = __builtin_cpu_supports("amx-tile");
+        c.amx_bf16 = __builtin_cpu_supports("amx-bf16");
+        IsaLevel l = IsaLevel::baseline;
+        parse_isa_level(c.isa_class(), l);
+        return l;
+    }();
+    return level;
+}
+
+IsaLevel isa_level() {
+    const IsaEnv &e = isa_env();
+    const IsaLevel host = host_isa_level();
+    return e.valid && e.level < host ? e.level : host;
+}
+
+void check_isa_env() {
+    const IsaEnv &e = isa_env();
+    if (!e.set) return;
+    std::string runnable;
+    for (IsaLevel l : kLevels)
+        if (l <= host_isa_level()) runnable += std::string(runnable.empty() ? "" : ", ") + isa_level_name(l);
+    if (!e.valid) {
+        std::string names;
+        for (IsaLevel l : kLevels) names += std::string(names.empty() ? "" : ", ") + isa_level_name(l);
+        throw_usage("RTF_ISA='" + e.text + "' is not a kernel level (allowed: " + names + ")");
+    }
+    if (e.level > host_isa_level()) {
+        const std::string model = cpu_topology().cpu_model;
+        throw_usage("RTF_ISA=" + e.text + ": this CPU (" + (model.empty() ? "model unknown" : model) + ", level " +
+                    isa_level_name(host_isa_level()) + ") cannot run " + e.text + " kernels; levels it runs: " + runnable);
+    }
+}
+
 const CpuFeatures &cpu_features() {
     static const CpuFeatures f = [] {
         const auto &topo = cpu_topology();
@@ -91,6 +184,7 @@ const CpuFeatures &cpu_features() {
         c.amx_tile = __builtin_cpu_supports("amx-tile");
         c.amx_bf16 = __builtin_cpu_supports("amx-bf16");
         c.amx_int8 = __builtin_cpu_supports("amx-int8");
+        cap_features(c, isa_level());
         return c;
     }();
     return f;

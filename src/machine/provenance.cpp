@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cpu-features.h"
 #include "core/topology.h"
 #include "machine/backend-devices.h"
 #include "rtf/build-info.h"
@@ -42,7 +43,9 @@ nlohmann::json build_json() {
     const auto &b = backend_info();
     nlohmann::json j = versions_json();
     j["ggml_backends"] = b.backends;
-    j["cpu_features"] = b.cpu_features;
+    j["cpu_features"] = b.cpu_features;  // ggml's (compiled for the host)
+    j["cpu"] = cpu_features().to_json();   // rtfkit's kernels' view: capped by RTF_ISA
+    j["kernel_level"] = {{"active", isa_level_name(isa_level())}, {"host", isa_level_name(host_isa_level())}};
     return j;
 }
 

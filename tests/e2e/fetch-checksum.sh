@@ -5,7 +5,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 source "$root/scripts/llama-cpp.lock"
 printf 'not the release' >"$tmp/$NPM_PACKAGE-$NPM_VERSION.tgz"
-out=$(RTF_DEPS_DIR="$tmp" "$root/scripts/fetch-llama.sh" 2>&1); rc=$?
+out=$(RTF_DEPS_DIR="$tmp" RTF_LLAMA_CACHE_DIR="$tmp/cache" "$root/scripts/fetch-llama.sh" 2>&1); rc=$?
 echo "$out"
 [[ $rc -eq 1 ]] || { echo "FAIL: exit $rc, want 1"; exit 1; }
 grep -q "expected sha512: $NPM_SHA512" <<<"$out" || { echo "FAIL: expected checksum not named"; exit 1; }

@@ -1,7 +1,7 @@
 #pragma once
 // What the TTS golden tests (simplex test-tts-golden, duplex test-tts-duplex-golden) share:
 // where the seeded full-shape twin and the reference's dumps are, and a reader of the dumps'
-// little-endian records. Compiled with RTF_PROJECT_DIR and RTF_SHARED_DIR defined.
+// little-endian records. Compiled with RTF_PROJECT_DIR defined; RTF_SHARED_DIR comes from test-paths.h.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "test-paths.h"  // RTF_TESTS_SOURCE_DIR, RTF_SHARED_DIR
 
 namespace rtf::test {
 

@@ -16,11 +16,13 @@
 #include "monitor/npu-smi.h"
 #include "monitor/nvidia.h"
 
+#include "test-paths.h"  // RTF_TESTS_SOURCE_DIR, RTF_SHARED_DIR
+
 using namespace rtf::mon;
 
 namespace {
 std::string data(const std::string &name) {
-    std::ifstream f(std::string(RTF_TEST_DATA_DIR) + "/data/" + name);
+    std::ifstream f(std::string(RTF_TESTS_SOURCE_DIR) + "/monitor/data/" + name);
     EXPECT_TRUE(f.good()) << name;
     std::stringstream ss;
     ss << f.rdbuf();

@@ -13,12 +13,15 @@
 #include <ggml.h>
 #include <gguf.h>
 
+#include "common/require.h"
 #include "predict/limits.h"
 #include "predict/model-floors.h"
 #include "predict/peak-flops.h"
 #include "predict/roofline.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
+
+#include "test-paths.h"  // RTF_TESTS_SOURCE_DIR, RTF_SHARED_DIR
 
 using namespace rtf::predict;
 namespace fs = std::filesystem;
@@ -123,8 +126,9 @@ TEST(Roofline, SharedCoresBindTheOverlappedLimit) {
 }
 
 TEST(ModelFloors, Token2WavEstimateMatchesTheGoldenHandEstimate) {
-    fs::path twin = fs::path(RTF_TEST_DATA_DIR) / "../../.cache/t2w-golden-twin";
-    if (!fs::exists(twin / "flow_matching.gguf")) GTEST_SKIP() << "full-size t2w twin not generated here";
+    fs::path twin = fs::path(RTF_TESTS_SOURCE_DIR) / "../.cache/t2w-golden-twin";
+    if (!fs::exists(twin / "flow_matching.gguf"))
+        RTF_SKIP_OR_FAIL("golden", "the full-size t2w twin is not generated here (scripts/golden-twins.sh)");
     auto mc = model_costs(twin.string(), {});
     ASSERT_EQ(mc.stages.size(), 1u);
     double t2m = 0, voc = 0;

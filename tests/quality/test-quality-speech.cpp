@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <random>
 
+#include "common/require.h"
 #include "common/scratch-dir.h"
 #include "quality/asr.h"
 #include "quality/audio-checks.h"
@@ -47,7 +48,7 @@ class FliteSpeech : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FliteSpeech, GatesPassAndPocketsphinxHearsTheWords) {
     ASSERT_TRUE(test::have_flite()) << "flite is not installed (Debian package flite)";
-    if (!asr_available()) GTEST_SKIP() << "built without pocketsphinx: the WER gate reports skipped (no ASR)";
+    if (!asr_available()) RTF_SKIP_OR_FAIL("asr", "built without pocketsphinx: the WER gate reports skipped (no ASR)");
     rtf::test::ScratchDir d("quality");
     Asr asr(AsrConfig{});
     const QualityConfig cfg;
@@ -112,7 +113,7 @@ TEST(FliteDegradations, LoopNoiseAndRedLine) {
     EXPECT_TRUE(lr.find("loop_ms")->failed()) << lr.to_text();
     EXPECT_FALSE(lr.find("flatness")->failed()) << "the frame is voiced speech, not noise";
 
-    if (!asr_available()) GTEST_SKIP() << "built without pocketsphinx";
+    if (!asr_available()) RTF_SKIP_OR_FAIL("asr", "built without pocketsphinx");
     // A dropped stretch (the second half replaced by silence, as when chunks go missing):
     // the words there are lost and the red line against the intact baseline must trip.
     Asr asr(AsrConfig{});

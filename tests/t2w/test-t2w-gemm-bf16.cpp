@@ -21,6 +21,7 @@
 
 #include "models/t2w/bf16-round.h"
 #include "models/t2w/packed-gemm-bf16.h"
+#include "common/isa-env.h"
 
 using namespace rtf::t2w;
 
@@ -38,11 +39,14 @@ bool bit_equal(const std::vector<float> &a, const std::vector<float> &b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// What the CPU itself says (cpuid through the compiler), independent of the code under test.
+// What the CPU itself says (cpuid through the compiler), independent of the code under test,
+// within the run's kernel level.
 bool cpu_says_avx512bf16() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    // ... capped by the run's kernel level (RTF_ISA: scripts/test.sh runs this once per level)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16") &&
+           rtf::test::isa_env_allows("avx512-bf16");
 #else
     return false;
 #endif
@@ -50,7 +54,7 @@ bool cpu_says_avx512bf16() {
 
 #define NEED_BF16()                                                                                          \
     if (!gemm::cpu_has_avx512bf16())                                                                         \
-    GTEST_SKIP() << "no AVX512-BF16 (the VDPBF16PS instruction) on this CPU: the packed BF16 kernel cannot run"
+    GTEST_SKIP() << "no AVX512-BF16 (the VDPBF16PS instruction) on this CPU or at this kernel level (RTF_ISA): the packed BF16 kernel cannot run"
 
 }  // namespace
 
@@ -79,7 +83,7 @@ TEST(PackedGemmBf16, DetectionAgreesWithTheCpuAndTheSwitch) {
     EXPECT_FALSE(gemm::bf16_packed_enabled());
     if (old) ::setenv("RTF_T2W_PACKED", saved.c_str(), 1);
     else ::unsetenv("RTF_T2W_PACKED");
-    if (!cpu_says_avx512bf16()) GTEST_SKIP() << "no AVX512-BF16 on this CPU: only the 'off' side was checked";
+    if (!cpu_says_avx512bf16()) GTEST_SKIP() << "no AVX512-BF16 on this CPU or at this kernel level (RTF_ISA): only the 'off' side was checked";
 }
 
 TEST(PackedGemmBf16, EqualsReferenceBitForBitOnEveryBlockRemainder) {

@@ -22,6 +22,7 @@
 #include "common/randn.h"
 #include "models/t2w/packed-gemm.h"
 #include "models/t2w/t2w-ops.h"
+#include "common/isa-env.h"
 
 using namespace rtf::t2w;
 
@@ -232,8 +233,9 @@ TEST(PackedGemm, EnabledWithAvx512fOrAvx2Fma) {
     // a detection bug would otherwise turn the packed path off (or on) unnoticed.
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    const bool avx512 = __builtin_cpu_supports("avx512f");
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    // ... capped by the run's kernel level (RTF_ISA: scripts/test.sh runs this once per level)
+    const bool avx512 = __builtin_cpu_supports("avx512f") && rtf::test::isa_env_allows("avx512");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && rtf::test::isa_env_allows("avx2");
 #else
     const bool avx512 = false, avx2 = false;
 #endif

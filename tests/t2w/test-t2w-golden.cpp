@@ -32,6 +32,8 @@ constexpr double kMelFloorDb = 105.0;
 #include "models/t2w/t2w-stream.h"
 #include "quality/equivalence.h"
 
+#include "test-paths.h"  // RTF_TESTS_SOURCE_DIR, RTF_SHARED_DIR
+
 namespace fs = std::filesystem;
 using namespace rtf::t2w;
 using rtf::quality::snr_db;  // the one SNR definition (also rtf t2w's fidelity figure)
@@ -40,7 +42,7 @@ namespace {
 std::string golden_dir() { return std::string(RTF_SHARED_DIR) + "/golden/minicpmo45-t2w"; }
 std::string twin_dir() {
     if (const char *e = std::getenv("RTF_T2W_GOLDEN_TWIN")) return e;
-    return std::string(RTF_TEST_DATA_DIR) + "/../../.cache/t2w-golden-twin";
+    return std::string(RTF_TESTS_SOURCE_DIR) + "/../.cache/t2w-golden-twin";
 }
 std::vector<int32_t> read_tokens(const std::string &path) {
     std::ifstream f(path);

@@ -18,6 +18,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "common/require.h"
 #include "common/env-guard.h"
 #include "common/randn.h"
 #include "common/scratch-dir.h"
@@ -80,7 +81,7 @@ double snr_db(const std::vector<float> &ref, const std::vector<float> &x) {
 }
 
 #define NEED_ONEDNN() \
-    if (!onednn::available()) GTEST_SKIP() << "oneDNN is not in this build (libdnnl-dev) or is switched off"
+    if (!onednn::available()) RTF_SKIP_OR_FAIL("onednn", "oneDNN is not in this build (libdnnl-dev) or is switched off")
 
 // oneDNN 2.6 makes bf16 matmuls and convolutions from avx512_core up (emulated there, native
 // with AVX512-BF16 or AMX); on an AVX2 CPU it has none, and the engine never asks it for one
@@ -250,7 +251,9 @@ TEST(OnednnLinear, EngineOnOnednnMatchesThePackedPath) {
     EnvGuard voc("RTF_T2W_VOC_ONEDNN_F32", "0");  // the linear layers alone (the vocoder's convs: below)
     for (const char *type : {"f32", "bf16"}) {
         SCOPED_TRACE(type);
-        if (std::string(type) == "bf16" && !gemm::bf16_packed_enabled()) continue;
+        if (std::string(type) == "bf16" && !gemm::bf16_packed_enabled())  // f32 was checked above
+            GTEST_SKIP() << "bf16: no packed BF16 GEMM to compare with (no AVX512-BF16 on this CPU or at this kernel "
+                            "level, RTF_ISA); the f32 comparison ran";
         std::unique_ptr<T2wModel> on, off;
         {
             EnvGuard g("RTF_T2W_GEMM", "onednn");
@@ -405,7 +408,7 @@ TEST(OnednnConv, Bf16VocoderLoadsOrIsRefusedWithTheReason) {
             EXPECT_NE(std::string(e.what()).find("f32 or f16"), std::string::npos) << e.what();
         }
     }
-    if (!onednn::available()) GTEST_SKIP() << "oneDNN is not in this build: only the refusal was checked";
+    if (!onednn::available()) RTF_SKIP_OR_FAIL("onednn", "oneDNN is not in this build: only the refusal was checked");
     if (!gemm::cpu_has_avx512f()) GTEST_SKIP() << "no AVX-512F: the bf16 vocoder keeps every kernel f32";
     auto bf = T2wModel::load(dir, T2wConfig::typed("f32", "bf16"));
     auto f32 = T2wModel::load(dir, T2wConfig::typed("f32", "f32"));

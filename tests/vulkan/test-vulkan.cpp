@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/require.h"
 #include "common/tiny-kit.h"
 #include "core/error.h"
 #include "machine/backend-devices.h"
@@ -91,7 +92,7 @@ protected:
     void SetUp() override {
         std::string why;
         dev_ = vulkan_device(&why);
-        if (dev_.empty()) GTEST_SKIP() << why;
+        if (dev_.empty()) RTF_SKIP_OR_FAIL("vulkan", why);
     }
 
     struct LlmRun {

@@ -4,7 +4,7 @@
 # the codes must be the same; Token2Wav on the CPU then makes bit-identical audio, Token2Wav
 # on the device audio close to it (16-bit WAVs); each stage's host <-> device copies in the
 # profile where it is on the device.
-# Skips (exit 77) where no Vulkan device exists. CI: lavapipe, with RTF_ALLOW_SOFTWARE_DEVICE=1
+# Skips (exit 77) where no Vulkan device exists, fails where RTF_TEST_REQUIRE names vulkan. CI: lavapipe, with RTF_ALLOW_SOFTWARE_DEVICE=1
 # and GGML_VK_DISABLE_F16=1 (f32 tiles). 1.2 s of audio (two Token2Wav windows) and, for the
 # every-stage run, no warm-up run (RTF_T2W_WARM_RUN=0): on lavapipe a full-shape Token2Wav
 # window takes about a minute (the vocoder's im2col matmuls ~70 % of it), so this test takes
@@ -17,6 +17,9 @@ print(d[0] if d else "")')
 if [[ -z "$dev" ]]; then
   echo "skipped: no Vulkan device in this build or on this machine (rtf devices):"
   "$RTF" devices | sed 's/^/  /'
+  # CI installs lavapipe: there a missing device is a failure (tests/common/require.h)
+  [[ ",${RTF_TEST_REQUIRE:-}," == *,vulkan,* || ",${RTF_TEST_REQUIRE:-}," == *,all,* ]] &&
+    { echo "FAIL: RTF_TEST_REQUIRE names vulkan, but no Vulkan device was found"; exit 1; }
   exit 77
 fi
 KIT=$TMP/kit

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "core/cpu-features.h"
 #include "core/error.h"
 #include "models/t2w/bf16-round.h"
 #include "models/t2w/packed-gemm.h"
@@ -166,7 +167,34 @@ std::string version() {
     return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
+namespace detail {
+void apply_isa_level() {
+    static const bool once = [] {
+        if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return true;
+        using isa_t = dnnl::cpu_isa;
+        isa_t cap = isa_t::all;
+        switch (isa_level()) {
+        case IsaLevel::amx: cap = isa_t::all; break;
+        case IsaLevel::avx512_bf16: cap = isa_t::avx512_core_bf16; break;
+        case IsaLevel::avx512: cap = isa_t::avx512_core_vnni; break;  // Ice Lake's level
+        case IsaLevel::avx2: cap = isa_t::avx2; break;
+        case IsaLevel::baseline: cap = isa_t::sse41; break;
+        }
+        if (cap == isa_t::all) return true;
+        try {
+            dnnl::set_max_cpu_isa(cap);
+        } catch (const dnnl::error &e) {
+            std::fprintf(stderr, "rtf: oneDNN refused the kernel level %s (%s)\n", isa_level_name(isa_level()),
+                         e.what());
+        }
+        return true;
+    }();
+    (void)once;
+}
+}  // namespace detail
+
 std::string isa() {
+    detail::apply_isa_level();
     switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
     case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";

@@ -23,7 +23,13 @@ struct ggml_tensor;
 
 namespace rtf::t2w::onednn::detail {
 
+// oneDNN's ISA follows the kernel level (core/cpu-features.h, RTF_ISA) unless the user set
+// oneDNN's own ONEDNN_MAX_CPU_ISA. Applied once, before anything else of oneDNN runs (it is
+// refused after the first primitive): engine() and isa() call it first.
+void apply_isa_level();
+
 inline dnnl::engine &engine() {
+    apply_isa_level();
     static dnnl::engine e(dnnl::engine::kind::cpu, 0);
     return e;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu-features.h"
 #include "models/t2w/bf16-round.h"
 #include "models/t2w/packed-gemm.h"
 
@@ -73,7 +74,8 @@ constexpr KernelFn pick(int r, std::integer_sequence<int, Rs...>) {
 
 bool cpu_has_avx512bf16() {
 #if RTF_BF16_X86
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16") &&
+           isa_level() >= IsaLevel::avx512_bf16;  // RTF_ISA may cap it
 #else
     return false;
 #endif

@@ -31,6 +31,7 @@
 
 namespace rtf::t2w::gemm {
 
+// The CPU reports AVX-512F and AVX512-BF16, and the kernel level (RTF_ISA) is avx512-bf16 or above.
 bool cpu_has_avx512bf16();
 // cpu_has_avx512bf16() (with AVX-512F) and RTF_T2W_PACKED unset or not "0".
 bool bf16_packed_enabled();

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu-features.h"
 #include "models/t2w/packed-registry.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -172,8 +173,8 @@ void unit_avx512(const float *packed, int64_t N, int64_t K, const float *x, int6
 
 bool cpu_has_avx512f() {
 #if RTF_GEMM_X86
-    // libgcc's check includes the OS's XSAVE support for the ZMM state.
-    return __builtin_cpu_supports("avx512f");
+    // libgcc's check includes the OS's XSAVE support for the ZMM state; RTF_ISA may cap it
+    return __builtin_cpu_supports("avx512f") && isa_level() >= IsaLevel::avx512;
 #else
     return false;
 #endif
@@ -181,7 +182,7 @@ bool cpu_has_avx512f() {
 
 bool cpu_has_avx2_fma() {
 #if RTF_GEMM_X86
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && isa_level() >= IsaLevel::avx2;
 #else
     return false;
 #endif

@@ -36,9 +36,10 @@ namespace rtf::t2w::gemm {
 
 constexpr int kPanel = 16;  // output rows per panel (one AVX-512 vector)
 
-// The CPU reports AVX-512F (and the OS saves its registers).
+// The CPU reports AVX-512F (and the OS saves its registers), and the kernel level
+// (core/cpu-features.h isa_level(), RTF_ISA) is avx512 or above.
 bool cpu_has_avx512f();
-// The CPU reports AVX2 and FMA.
+// The CPU reports AVX2 and FMA, and the kernel level is avx2 or above.
 bool cpu_has_avx2_fma();
 // The micro-kernel gemm() runs: avx512 with AVX-512F, else avx2 with AVX2 + FMA (also on an
 // AVX-512 CPU when RTF_T2W_PACKED=avx2), else the portable loop. Read on each call.
