@@ -8,7 +8,7 @@
  *       return 1;
  *   }
  *   rtf_speak(e, RTF_INPUT_TEXT, "Hello there.", "{\"max-audio-s\": 5}", on_pcm, &my_state);
- *   puts(rtf_result_json(e));              // every DESIGN.md metric of that run
+ *   puts(rtf_result_json(e));              // every metric of that run (docs/metrics.md)
  *   rtf_close(e);
  *
  * Build: `pkg-config --cflags --libs rtf` after `cmake --install build --prefix P`

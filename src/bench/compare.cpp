@@ -77,7 +77,7 @@ Comparison compare_results(const nlohmann::json &a, const nlohmann::json &b, dou
     // Knob differences over the effective workload config (defaults included).
     if (a.value("workload", "") != b.value("workload", ""))
         c.notes.push_back("different workloads (" + a.value("workload", "?") + " vs " + b.value("workload", "?") +
-                          "): not the same protocol (METHOD.md §6.3)");
+                          "): not the same protocol (docs/method.md §6.3)");
     if (a.contains("workload_config") && b.contains("workload_config")) {
         auto fa = a["workload_config"].flatten(), fb = b["workload_config"].flatten();
         for (auto it = fa.begin(); it != fa.end(); ++it) {
@@ -95,13 +95,13 @@ Comparison compare_results(const nlohmann::json &a, const nlohmann::json &b, dou
     const size_t n_diff = n_given > 0 ? n_given : c.knob_diffs.size();
     if (n_diff > 1)
         c.notes.push_back(std::to_string(n_diff) +
-                          " knobs differ: the change cannot be attributed to one variable (METHOD.md §7: change one at a time)");
+                          " knobs differ: the change cannot be attributed to one variable (docs/method.md §7.1: change one at a time)");
     if (c.knob_diffs.empty()) c.notes.push_back("no knob differs: this is a repeatability check");
     for (const char *m : {"audio_ms", "n_chunks"}) {
         auto ia = a["summary"].find(m);
         auto ib = b["summary"].find(m);
         if (ia != a["summary"].end() && ib != b["summary"].end() && median_of_json(*ia) != median_of_json(*ib))
-            c.notes.push_back(std::string(m) + " differs between A and B: not the same inputs (METHOD.md §6.3)");
+            c.notes.push_back(std::string(m) + " differs between A and B: not the same inputs (docs/method.md §6.3)");
     }
     for (const auto *p : {&a, &b}) {
         if (p->contains("verdict") && (*p)["verdict"].value("status", "") == "INVALID")

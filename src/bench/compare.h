@@ -1,5 +1,5 @@
 #pragma once
-// Comparing two bench results (DESIGN.md "Bench protocol and verdict", METHOD.md §7):
+// Comparing two bench results (docs/method.md §7, §8):
 // per-metric medians of A and B, delta (B - A) and ratio (B / A); "within noise" when
 // |delta RTF| < noise (default 0.03); a note when more than one knob differs (the change
 // cannot be attributed to one variable) or when the workloads / inputs differ (not the same

@@ -1,5 +1,5 @@
 #pragma once
-// The leverage table — METHOD.md §4: rank levers by gain = stage share x reducible fraction.
+// The leverage table — docs/method.md §4: rank levers by gain = stage share x reducible fraction.
 //
 //   share       rtf_stage.<s> / sum over stages of rtf_stage (the stage's part of the summed
 //               stage time, i.e. of bound_serial)
@@ -11,7 +11,7 @@
 //   pipeline    one extra row for scheduling: share 1, reducible = 1 - bound_overlap / rtf
 //               (time lost because the stages do not overlap perfectly), layer 3.
 //
-// Which METHOD.md §5 toolbox layer addresses a stage's gap (a heuristic, stated so it can be
+// Which docs/method.md §5 toolbox layer addresses a stage's gap (a heuristic, stated so it can be
 // argued with): reducible >= 0.5 (more than 2x its floor) -> layer 1 backend / placement
 // (then 2 precision): that much waste is usually the wrong device or an unsupported type;
 // 0.15 .. 0.5 -> layer 4 runtime parameters (threads, NUMA / affinity); < 0.15 -> layer 5
@@ -34,7 +34,7 @@ struct StageTime {
 
 struct LeverageRow {
     std::string what;        // stage name, or "pipeline (overlap)"
-    int layer = 0;           // METHOD.md §5 layer 1..5; 0 when the floor is unknown
+    int layer = 0;           // docs/method.md §5 layer 1..5; 0 when the floor is unknown
     std::string layer_name;
     double share = 0, reducible = 0, gain = 0;
     double actual_rtf = 0;

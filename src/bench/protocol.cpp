@@ -143,7 +143,7 @@ ConfigResult ConfigRunner::finish() {
     }
     if (cfg_.runs < ProtocolConfig::kMinRuns)
         v.reasons.push_back("only " + std::to_string(cfg_.runs) + " measured run(s) requested (--runs); the protocol needs at least " +
-                            std::to_string(ProtocolConfig::kMinRuns) + " (METHOD.md §7)");
+                            std::to_string(ProtocolConfig::kMinRuns) + " (docs/method.md §7.2)");
     else if (static_cast<int>(counted.size()) < ProtocolConfig::kMinRuns)
         v.reasons.push_back("only " + std::to_string(counted.size()) + " of " + std::to_string(cfg_.runs) +
                             " measured runs counted; at least " + std::to_string(ProtocolConfig::kMinRuns) + " are needed");

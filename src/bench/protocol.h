@@ -1,5 +1,5 @@
 #pragma once
-// The bench protocol (METHOD.md §7, DESIGN.md "Bench protocol and verdict"): warm-up, N
+// The bench protocol (docs/method.md §7, §8): warm-up, N
 // measured runs, median/min/max/MAD of every metric, targets, a VALID/INVALID verdict with
 // reasons (as MLPerf LoadGen's results.cc) and the exit code.
 //

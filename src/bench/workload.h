@@ -8,7 +8,7 @@
 // warm-up and measured runs, on the calling thread, one run at a time.
 //
 // run_once() contract:
-//   - returns the run's metrics as a flat JSON object keyed by DESIGN.md's metric names
+//   - returns the run's metrics as a flat JSON object keyed by docs/metrics.md's names
 //     (profile/metrics.h to_json(Metrics) is exactly that): "rtf", "rtf_steady",
 //     "first_audio_ms", "xrt", "starvation": {"count", "total_ms"}, "rtf_stage.<s>",
 //     "<s>.item_ms": {"p50", ...}, "bound_overlap", ... Numbers or objects of numbers.

@@ -1,4 +1,4 @@
-// rtf bench: the measurement protocol (METHOD.md §7) around a workload — warm-up, N
+// rtf bench: the measurement protocol (docs/method.md §7) around a workload — warm-up, N
 // measured runs, median/min/max/MAD, targets, VALID/INVALID verdict and exit code
 // (0 all targets met, 2 a target missed, 3 incomplete/invalid, 1 usage/setup error);
 // sweeps (each config its own row), A/B interleaving, device duty cycles, leverage table.
@@ -143,7 +143,7 @@ int run_bench(const BenchOptions &o) {
     if (!o.ab.empty() && o.ab.size() != 2) throw_usage("--ab: give exactly two knob sets, e.g. --ab 'd1=1' 'd1=16'");
     if (!o.ab.empty() && !sweeps.empty()) throw_usage("--ab and --sweep cannot be combined: compare two configs or sweep many");
 
-    // Device sampling (METHOD.md §3): 0 turns it off.
+    // Device sampling (docs/method.md §3): 0 turns it off.
     std::unique_ptr<mon::Monitor> monitor;
     nlohmann::json samplers = nullptr;
     double sample_ms = parse_double(o.sample_ms, "--sample-ms", 0, 500);

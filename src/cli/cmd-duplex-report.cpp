@@ -1,8 +1,8 @@
 // rtf duplex-report: re-analyse a stored duplex run (ours or the reference's perf_report.json)
-// with bench/duplex-analysis.h — the five real-time checks and the verdict of spec §5.2-§5.3,
-// printed as the Markdown report (report::duplex_markdown), exit 0 pass / 2 fail / 3 incomplete.
-// An unreadable or malformed file is an incomplete run (3, as the reference analyzer), not a
-// usage error: the message names the file. A bad flag is a usage error (1) naming the flag.
+// with bench/duplex-analysis.h — the five real-time checks and the verdict of docs/minicpmo45.md
+// §7.5-§7.6, printed as the Markdown report (report::duplex_markdown), exit 0 pass / 2 fail / 3
+// incomplete. An unreadable or malformed file is an incomplete run (3, as the reference analyzer),
+// not a usage error: the message names the file. A bad flag is a usage error (1) naming the flag.
 #include <iostream>
 #include <memory>
 
@@ -50,7 +50,7 @@ void add_duplex_report_command(CLI::App &app, Action &action) {
         "duplex-report",
         "Analyse a duplex run's result JSON (frames[] + audio_chunks[], e.g. the reference's perf_report.json): "
         "[1] decision latency P95 < interval, [2] first audio P95 < interval, [3] every turn's TTS RTF < 1, "
-        "no failed frames, [5] playback gaps; [4] chunk durations as info (spec §5.2-§5.3, R3 rules). "
+        "no failed frames, [5] playback gaps; [4] chunk durations as info (the reference analyzer's R3 rules, docs/minicpmo45.md §7.5-§7.6). "
         "Exit 0 pass / 2 fail / 3 incomplete or unreadable.\nExample: rtf duplex-report perf_report.json --md report.md");
     sub->add_option("RESULT", c->input, "Result JSON of a duplex run")->required();
     sub->add_option("--interval-ms", c->interval_ms,

@@ -231,7 +231,7 @@ void add_duplex_command(CLI::App &app, Action &action) {
     c->profile.add_to(sub);
     sub->add_option("--json", c->json_path,
                     "Write the result to FILE ('-' = stdout): meta, frames[], audio_chunks[] (the analyzer's input, "
-                    "spec §5.1), stages, and the analysis (schema rtfkit.duplex-report/1)");
+                    "docs/minicpmo45.md §7.4), stages, and the analysis (schema rtfkit.duplex-report/1)");
     sub->add_option("--md", c->md_path, "Write the analysis as Markdown to FILE ('-' = stdout)");
     sub->add_option("--html", c->html_path, "Write the HTML report to FILE");
     sub->add_flag("--quiet,-q", c->quiet, "No per-frame lines and no report on stdout (the exit code still says the verdict)");

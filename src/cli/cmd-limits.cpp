@@ -1,6 +1,6 @@
 // rtf limits: what this machine can do (memory bandwidth, matmul FLOP rate per backend
 // device and thread count) and, with --models DIR, each stage's floor and the path's
-// hard-limit RTF for serial and overlapped schedules (METHOD.md §4).
+// hard-limit RTF for serial and overlapped schedules (docs/method.md §4).
 #include <cmath>
 #include <cstdio>
 #include <iostream>

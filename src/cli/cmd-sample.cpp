@@ -1,4 +1,4 @@
-// rtf sample: device utilisation on its own (METHOD.md §3, "is the device really used?").
+// rtf sample: device utilisation on its own (docs/method.md §3, "is the device really used?").
 // Samples CPU (per core, /proc/stat), NVIDIA GPUs (NVML) and Ascend NPUs (npu-smi) every
 // --sample-ms for --duration, or while a command given after `--` runs, then prints each
 // device's mean, duty cycle, burst level and peak; --json keeps the full series, --trace
@@ -216,7 +216,7 @@ SamplePlan plan_sample(const SampleOptions &o) {
     p.sample_ms = parse_double(o.sample_ms, "--sample-ms", -1e300, 1e300);
     if (!(p.sample_ms >= 1 && p.sample_ms <= 500))
         throw_usage("--sample-ms: '" + o.sample_ms +
-                    "' is outside 1 .. 500 ms (METHOD.md §3: sample at 0.5 s or faster)");
+                    "' is outside 1 .. 500 ms (sample at 0.5 s or faster)");
     p.with_command = !o.command.empty();
     p.duration_ms = p.with_command ? 0 : kDefaultDurationMs;
     if (!o.duration.empty()) {
@@ -472,7 +472,7 @@ static void add_sample_command(CLI::App &app, Action &action) {
         "command, the exit code is the command's (128+N for signal N, 127/126 when it cannot be started) and the "
         "summary goes to stderr; Ctrl-C stops sampling and still writes the outputs");
     auto o = std::make_shared<SampleOptions>();
-    sub->add_option("--sample-ms", o->sample_ms, "Sampling interval, ms, 1 .. 500 (METHOD.md §3)")
+    sub->add_option("--sample-ms", o->sample_ms, "Sampling interval, ms, 1 .. 500 (docs/method.md §3)")
         ->default_str(o->sample_ms);
     sub->add_option("--duration", o->duration,
                     "How long to sample without a command: e.g. 10s, 1.5s, 500ms (a bare number is ms); 0 = until "

@@ -134,7 +134,7 @@ static void add_simulate_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand(
         "simulate",
         "Run the streaming pipeline (llm -> tts -> t2w -> sink) with synthetic stages of a given cost per "
-        "chunk and print DESIGN.md's metrics (rtf, rtf_steady, first_audio_ms, starvation, bounds)");
+        "chunk and print the metrics of docs/metrics.md (rtf, rtf_steady, first_audio_ms, starvation, bounds)");
     auto o = std::make_shared<SimulateOptions>();
     sub->add_option("--cost", o->cost,
                     "Cost per chunk of each stage, STAGE=DURATION list (stages llm, tts, t2w; units ms, s, us; "

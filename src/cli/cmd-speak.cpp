@@ -1,5 +1,5 @@
 // rtf speak: one utterance through the speak path (LLM -> TTS -> Token2Wav), streamed to a
-// WAV file or stdout, with the live progress line and every DESIGN.md metric.
+// WAV file or stdout, with the live progress line and every metric of docs/metrics.md.
 #include <iostream>
 #include <memory>
 

@@ -1,6 +1,6 @@
 // rtf t2w-prompt: build a Token2Wav prompt cache (prompt_cache.gguf) for N flow steps from
 // a prompt bundle (spk_f32.bin, prompt_tokens_i32.bin, prompt_mel_btc_f32.bin) with the
-// kit's token2wav weights: spec §3.9, models/t2w/prompt-cache-builder.h.
+// kit's token2wav weights: docs/minicpmo45.md §4.9, models/t2w/prompt-cache-builder.h.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -80,7 +80,7 @@ static void add_t2w_prompt_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand(
         "t2w-prompt",
         "Build a Token2Wav prompt cache (prompt_cache.gguf) for N flow steps from a prompt bundle: the voice's speaker "
-        "vector, prompt codes and prompt mel (spec §1.9/§3.9). A cache works for exactly its step count, so "
+        "vector, prompt codes and prompt mel (docs/minicpmo45.md §2.9, §4.9). A cache works for exactly its step count, so "
         "`rtf t2w --flow-steps N` needs one built for N (rtf t2w --prompt-cache FILE). Deterministic: the same inputs give the same bytes.");
     sub->add_option("--bundle", o->bundle,
                     "Folder with spk_f32.bin (192 f32), prompt_tokens_i32.bin (T_p > 3 int32 codes) and prompt_mel_btc_f32.bin "

@@ -33,7 +33,7 @@ namespace rtf::cli {
 
 namespace {
 
-// Euler steps of the reference runtime (omni requests 5; spec §3.5).
+// Euler steps of the reference runtime (omni requests 5; docs/minicpmo45.md §4.5).
 constexpr int kReferenceFlowSteps = 5;
 
 struct T2wOptions {

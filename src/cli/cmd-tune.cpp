@@ -1,4 +1,4 @@
-// rtf tune: METHOD.md's loop as one command (bench/tune.h): candidates top layer first,
+// rtf tune: the loop of docs/method.md as one command (bench/tune.h): candidates top layer first,
 // each measured against the current best with interleaved A/B runs, kept only when it
 // beats the noise floor with its quality gates passing; writes tuned.json (a knob file
 // that speak, demo and bench take with --config) and the report (Markdown, JSON); the result
@@ -126,7 +126,7 @@ int run_tune(const TuneOptions &o) {
 
 static void add_tune_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand(
-        "tune", "Tune the speak path as METHOD.md does by hand: candidates from the top layer down (placement, types, "
+        "tune", "Tune the speak path by the loop of docs/method.md: candidates from the top layer down (placement, types, "
                 "pipeline, runtime), each measured against the current best with interleaved A/B runs and kept only "
                 "when it beats the noise floor with the quality gates passing. Writes tuned.json (use with --config)");
     auto o = std::make_shared<TuneOptions>();

@@ -2,7 +2,7 @@
 // rtf::Error — the one exception type rtfkit throws across layers.
 //
 // Every error carries a kind that maps to the CLI's documented exit codes
-// (DESIGN.md "Bench protocol and verdict"):
+// (docs/method.md §8):
 //   Usage   -> 1  bad flag, bad value, bad input file (the message names it)
 //   Setup   -> 1  missing model file, missing dependency, unsupported machine
 //   Runtime -> 3  a stage failed while running (the message names the stage)

@@ -16,7 +16,7 @@
 // when there are no ties and n1*n2 <= 10000, else the normal approximation with tie
 // correction and continuity correction. `can_reach_alpha` says whether the sample sizes can
 // give p < alpha at all: with 3 runs against 3 the smallest exact p is 2/20 = 0.10, so three
-// runs cannot make a significance test at 5 % (METHOD.md §7 asks us to say so).
+// runs cannot make a significance test at 5 % (docs/method.md §7.3 asks us to say so).
 #include <string>
 #include <vector>
 

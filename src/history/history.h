@@ -1,7 +1,7 @@
 #pragma once
 // The result history: every `rtf bench` / `rtf speak` / `rtf demo` / `rtf tune` result, kept in one
-// SQLite file with what it takes to compare it later with a like result (METHOD.md:
-// "write it down, reproducibly").
+// SQLite file with what it takes to compare it later with a like result (docs/method.md §7.4:
+// record every result, reproducibly).
 //
 //   History h(History::default_path());           // creates the file and schema if needed
 //   for (auto &e : entries_from_bench(doc)) h.append(e, doc);

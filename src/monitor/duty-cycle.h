@@ -1,5 +1,5 @@
 #pragma once
-// Duty cycle — METHOD.md §3: "is the accelerator really computing?"
+// Duty cycle (docs/method.md §3): is the accelerator really computing?
 //
 // A mean over a window that includes idle prefill, queue waits and drain hides bursts:
 // in the write-up a 2-minute mean of 14 % hid bursts of 72 %, and a single 4 % sample was

@@ -15,7 +15,7 @@ namespace rtf::mon {
 void MonitorConfig::validate() const {
     if (!(interval_ms > 0 && interval_ms <= 500))
         throw_usage("--sample-ms: " + std::to_string(interval_ms) +
-                    " is outside (0, 500] ms (METHOD.md §3: sample at 0.5 s or faster)");
+                    " is outside (0, 500] ms (sample at 0.5 s or faster)");
     duty.validate();
 }
 

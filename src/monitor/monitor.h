@@ -7,7 +7,7 @@
 //   m.start();  run_workload();  auto report = m.stop();
 //   to_json(report)   // {"interval_ms", "samplers": {...}, "devices": {"cpu": {duty...}}}
 //
-// METHOD.md §3 asks for samples at <= 0.5 s: interval_ms must be in (0, 500]. The first
+// docs/method.md §3 asks for samples at <= 0.5 s: interval_ms must be in (0, 500]. The first
 // reading is taken at start() (CPU figures are deltas, so the CPU sampler's first reading
 // covers start() .. first tick). Samplers that are unavailable are listed with the reason;
 // one that fails while running is disabled and its error kept. stop() joins the thread.

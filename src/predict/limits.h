@@ -1,5 +1,5 @@
 #pragma once
-// `rtf limits`, part 1: what this machine can do (METHOD.md §4 roofline inputs).
+// `rtf limits`, part 1: what this machine can do (docs/method.md §4 roofline inputs).
 //
 // Memory bandwidth (CPU, per thread count; each thread works on its own contiguous slice,
 // first-touched by that thread; best of `reps` repetitions as STREAM reports):

@@ -185,7 +185,8 @@ StageCost tts_cost(const CostFile &f, const CostFile *projector, const FloorAssu
     const int64_t head_dim = n_embd / std::max<int64_t>(1, n_head);
     double kv_bytes = 2.0 * n_layer * n_kv * head_dim * a.tts_kv_tokens * 2.0;
     double attn = 4.0 * n_layer * n_head * head_dim * a.tts_kv_tokens;
-    // Projector: once per 10-text-token message (spec §2.2), spread over the audio tokens.
+    // Projector: once per 10-text-token message (docs/minicpmo45.md §3.2), spread over the audio
+    // tokens.
     double proj_bytes = 0;
     if (projector) proj_bytes = total_bytes(*projector) * (a.text_tokens_per_s / 10.0) / a.audio_tokens_per_s;
     c.bytes_per_unit = bytes + kv_bytes + proj_bytes;
@@ -270,7 +271,7 @@ StageCost t2w_cost(const std::map<std::string, std::unique_ptr<CostFile>> &files
     }
     if (auto it = files.find("hifigan2"); it != files.end()) {
         const double T = a.t2w_mel_frames_vocoder;
-        // Output length of each stage s (after ups.s): T x 8, x 5, x 3 (spec §1.8).
+        // Output length of each stage s (after ups.s): T x 8, x 5, x 3 (docs/minicpmo45.md §2.8).
         const double rate[3] = {8 * T, 40 * T, 120 * T};
         for (const auto &t : it->second->tensors()) {
             if (!is_matrix(t) || t.n_dims < 2) continue;

@@ -1,5 +1,5 @@
 #pragma once
-// `rtf limits`, part 2: per-stage lower bounds from the model files (METHOD.md §4).
+// `rtf limits`, part 2: per-stage lower bounds from the model files (docs/method.md §4).
 //
 // A stage cannot run faster than max(bytes it must move / memory bandwidth, FLOPs / peak
 // FLOP rate). Costs per second of audio, from GGUF tensor shapes and sizes (headers only):
@@ -9,12 +9,12 @@
 //        head_dim each); FLOPs 2 x weight elements + 4 x n_layer x n_head x head_dim x
 //        kv_tokens (QK^T and AV). x text_tokens_per_s (an ASSUMPTION: speech rate in text
 //        tokens per second of audio, default 4; pass the real figure with --text-tokens-per-s).
-//   tts  per audio token (25 per second of audio, spec §0): blk.* + output_norm +
+//   tts  per audio token (25 per second of audio, docs/minicpmo45.md §1.3): blk.* + output_norm +
 //        head_code (read whole for the logits) + one emb_code row + KV at `tts_kv_tokens`;
-//        plus the projector once per 10-text-token message (spec §2.2).
-//   t2w  per 1-s window (28 tokens = 25 + 3 look-ahead, spec §0): FLOPs from the token2wav
-//        files' shapes — a documented ESTIMATE, not a count of every op (norms, activations,
-//        iSTFT are ignored: they are memory-light elementwise work):
+//        plus the projector once per 10-text-token message (docs/minicpmo45.md §3.2).
+//   t2w  per 1-s window (28 tokens = 25 + 3 look-ahead, docs/minicpmo45.md §1.3): FLOPs from
+//        the token2wav files' shapes — a documented ESTIMATE, not a count of every op (norms,
+//        activations, iSTFT are ignored: they are memory-light elementwise work):
 //          encoder  token-rate layers x 28 tokens, mel-rate layers (up_*) x 56 frames,
 //                   attention 2 x (L_conf + frames) x d per layer per frame
 //          DiT      per frame: blocks' weights (q,k,v,proj, 2 convs, MLP) + in_proj + final
@@ -45,7 +45,7 @@ namespace rtf::predict {
 
 struct FloorAssumptions {
     double text_tokens_per_s = 4;     // text tokens per second of audio (speech rate)
-    double audio_tokens_per_s = lm::TtsEngine::codes_per_second();  // MiniCPM-o 4.5 TTS rate (spec §0)
+    double audio_tokens_per_s = lm::TtsEngine::codes_per_second();  // MiniCPM-o 4.5 TTS rate (docs/minicpmo45.md §1.3)
     int llm_kv_tokens = 512;          // LLM context position the KV read is costed at
     int tts_kv_tokens = 256;          // TTS context position
     int t2w_window_tokens = t2w::kWindowTokens;  // 25 + 3 look-ahead

@@ -46,8 +46,8 @@ std::vector<Cost> split_costs(const ModelCosts &mc) {
     return out;
 }
 
-// Bytes per second of audio that enter `stage` from the stage before it (spec §0, §2):
-// LLM hidden rows (F32) per text token, 25 codes (int32), 50 mel frames x 80 (F32).
+// Bytes per second of audio that enter `stage` from the stage before it (docs/minicpmo45.md §1.3,
+// §3): LLM hidden rows (F32) per text token, 25 codes (int32), 50 mel frames x 80 (F32).
 double input_bytes(const std::string &stage, const ModelCosts &mc, const FloorAssumptions &a) {
     if (stage == "tts") {
         for (const auto &c : mc.stages)

@@ -1,6 +1,6 @@
 #pragma once
 // `rtf predict`: each stage's floor on a described machine (hardware.h) with a given placement,
-// from the same per-unit costs `rtf limits` uses (model-floors.h) — METHOD.md §4 taken to a
+// from the same per-unit costs `rtf limits` uses (model-floors.h) — docs/method.md §4 taken to a
 // machine we do not have.
 //
 // Stages: llm, tts, t2m (token2mel: encoder + flow matching) and voc (HiFT vocoder); the last

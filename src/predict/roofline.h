@@ -1,5 +1,5 @@
 #pragma once
-// `rtf limits`, part 3: each stage's floor and the path's hard-limit RTF (METHOD.md §2, §4).
+// `rtf limits`, part 3: each stage's floor and the path's hard-limit RTF (docs/method.md §2, §4).
 //
 //   floor_s      = units/s x max(bytes / read_bw(threads_s), flops / flop_rate(type_s, threads_s))
 //                  seconds of work per second of audio, i.e. an RTF. read_bw is the measured
@@ -16,7 +16,7 @@
 //                  A lower bound in every case: overlapping stages cannot beat the machine's
 //                  total bandwidth or total FLOP rate, so on a 2-core CPU the overlapped limit
 //                  stays near the serial one unless one stage is memory-bound and another
-//                  compute-bound — the "cores shared between stages" caveat of METHOD.md §2.
+//                  compute-bound — the caveat of docs/method.md §2 (stages sharing cores).
 // The rate for n threads is the BEST measured at <= n threads (a stage given n threads can
 // always use fewer, and a floor must stay a lower bound on time even when an oversubscribed
 // machine made more threads slower).

@@ -1,5 +1,5 @@
 #pragma once
-// DESIGN.md "Metrics", computed from a RunRecord. One utterance: t0 = request time,
+// The metrics of docs/metrics.md, computed from a RunRecord. One utterance: t0 = request time,
 // chunk i leaves the last stage at out[i] with duration dur[i], A = sum dur[i].
 //
 //   rtf                  (out[n-1] - t0) / A
@@ -55,7 +55,7 @@ struct Metrics {
 
 Metrics compute_metrics(const RunRecord &run, double jitter_ms = 0.0);
 
-// Flat object keyed by DESIGN.md's names: "rtf", "rtf_steady", "rtf_stage.llm",
+// Flat object keyed by docs/metrics.md's names: "rtf", "rtf_steady", "rtf_stage.llm",
 // "first_audio_ms", "xrt", "starvation": {count, total_ms, ...}, "llm.item_ms": {p50, ...},
 // "t2w.vocoder_ms": {...}, "queue_wait.q1": {p50, p95, ...}, "bound_overlap",
 // "bound_serial", "pipeline_efficiency", plus "n_chunks", "audio_ms", "wall_ms".

@@ -1,7 +1,7 @@
 #pragma once
 // Playback simulator: would a listener hear gaps?
 //
-// DESIGN.md "Metrics" / starvation: playback starts when chunk 0 arrives plus an optional
+// docs/metrics.md, `starvation`: playback starts when chunk 0 arrives plus an optional
 // jitter buffer, and plays chunks back to back. A gap (starvation) is any chunk that
 // arrives strictly after the previous audio finished playing; playback then resumes at
 // the chunk's arrival (no re-buffering). Arrival times must be non-decreasing (chunks are

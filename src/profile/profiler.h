@@ -16,7 +16,7 @@
 //                 installed; the pipeline installs one on each stage thread only when its
 //                 config has profile = true. Otherwise the cost is one thread-local load.
 //
-// Names: use DESIGN.md's names (`llm.prefill_ms`, `llm.ms_per_token`, `tts.ms_per_token`,
+// Names: use docs/metrics.md's names (`llm.prefill_ms`, `llm.ms_per_token`, `tts.ms_per_token`,
 // `t2w.token2mel_ms`, `t2w.vocoder_ms`); they appear verbatim in the metrics JSON with
 // p50/p95/p99/max. Samples attach to the stage's current item (its open StageEvent).
 // Thread-safety: a ThreadProfile belongs to one thread; record()/scopes touch only it.

@@ -1,6 +1,6 @@
 #pragma once
 // RunRecord — everything a pipeline run observed, in raw form. The pipeline writes it;
-// metrics.h turns it into DESIGN.md's metrics and trace.h into a Chrome/Perfetto trace.
+// metrics.h turns it into the metrics of docs/metrics.md and trace.h into a Chrome/Perfetto trace.
 // Keeping the raw record (not only the aggregates) lets reports and `rtf bench` recompute
 // anything later from the JSON, the one source of truth.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// QualityConfig — every threshold the quality gates apply, in one struct (METHOD.md §6:
+// QualityConfig — every threshold the quality gates apply, in one struct (docs/method.md §6.2:
 // a lower RTF with garbage output is a regression). Defaults are chosen for speech at
 // 24 kHz from a TTS vocoder (MiniCPM-o 4.5's HiFT) and hold for 16 kHz too; every field
 // states its unit, default and why. Zero-initialised knobs are not "off": use the
@@ -108,7 +108,7 @@ struct QualityConfig {
     // Word error rate allowed against the reference text (percent). Default 35 %: flite's
     // voices score < 10 % with pocketsphinx's en-us model; unintelligible audio scores > 80 %.
     double max_wer_pct = 35;
-    // The red line (METHOD.md §6): candidate WER may exceed the baseline's by at most this
+    // The red line (docs/method.md §6.4): candidate WER may exceed the baseline's by at most this
     // (percentage points). Default 2.
     double max_wer_increase_pp = 2;
 

@@ -36,7 +36,7 @@ WerResult word_error_rate(const std::string &reference, const std::string &hypot
 // Intelligibility gate: WER <= cfg.max_wer_pct ("wer_pct").
 CheckResult wer_check(const WerResult &w, const QualityConfig &cfg);
 
-// The red line (METHOD.md §6): candidate WER <= baseline WER + cfg.max_wer_increase_pp
+// The red line (docs/method.md §6.4): candidate WER <= baseline WER + cfg.max_wer_increase_pp
 // ("wer_increase_pp", value = candidate - baseline in percentage points).
 CheckResult wer_red_line(double candidate_wer_pct, double baseline_wer_pct, const QualityConfig &cfg);
 

@@ -44,7 +44,7 @@ std::string duplex_markdown(const json &doc) {
     if (std::isfinite(num(doc, "interval_ms")))  // absent when the file could not be read
         o << "interval " << limit(num(doc, "interval_ms")) << " ms (" << me(str(doc, "interval_from")) << "), ";
     o << "startup buffer " << limit(num(opt, "startup_buffer_ms")) << " ms, max gap " << limit(num(opt, "max_gap_ms"))
-      << " ms; rules " << me(str(doc, "rules")) << " (spec §5.2-§5.3). Exit code " << fmt(num(doc, "exit_code"), 0) << ".\n\n";
+      << " ms; rules " << me(str(doc, "rules")) << " (docs/minicpmo45.md §7.5-§7.6). Exit code " << fmt(num(doc, "exit_code"), 0) << ".\n\n";
     o << "**" << me(str(doc, "summary")) << "**\n\n";
 
     o << "| check | result | rule |\n|---|---|---|\n";

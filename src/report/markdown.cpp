@@ -226,9 +226,9 @@ void summary_table(std::ostringstream &o, const json &doc) {
     o << "\n";
 }
 
-// METHOD.md §4, §5: where time can still be won, largest gain first.
+// docs/method.md §4, §5: where time can still be won, largest gain first.
 void leverage_table(std::ostringstream &o, const json &lev) {
-    o << "Leverage (gain = share x reducible; METHOD.md §4, §5):\n\n"
+    o << "Leverage (gain = share x reducible; docs/method.md §4, §5):\n\n"
       << "| rank | what | share | actual RTF | floor RTF | reducible | gain | toolbox layer | advice |\n"
       << "|---:|---|---:|---:|---:|---:|---:|---|---|\n";
     double gmax = 0;

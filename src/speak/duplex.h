@@ -1,5 +1,5 @@
 #pragma once
-// A duplex session end to end (duplex-input spec §4, speak-path spec §5.1): 1 s frames of the
+// A duplex session end to end (docs/minicpmo45.md §7): 1 s frames of the
 // user's audio arrive on a fixed cadence and go through the audio encoder, the LLM's duplex
 // turn (listen / speak + text), the duplex TTS (variant D) and Token2Wav — while the next
 // frames keep arriving. The result is the timeline `rtf duplex-report` analyses.
@@ -231,8 +231,9 @@ std::string binding_stage(const DuplexResult &r);
 
 // The result JSON: {"schema": "rtfkit.duplex/1", "meta", "frames": [...], "audio_chunks":
 // [...], "stages": [{name, busy_ms, utilization}], "binding_stage", "completed", "error",
-// "failed_stage", "session_ms"} — frames[] and audio_chunks[] carry the fields of spec §5.1
-// (the analyzer's input, bench/duplex-analysis.h) plus ours (apm_ms, llm_prefill_ms, ...).
+// "failed_stage", "session_ms"} — frames[] and audio_chunks[] carry the fields of
+// docs/minicpmo45.md §7.4 (the analyzer's input, bench/duplex-analysis.h) plus ours (apm_ms,
+// llm_prefill_ms, ...).
 nlohmann::json to_json(const DuplexResult &r);
 
 }  // namespace rtf::speak

@@ -1,6 +1,6 @@
 #pragma once
 // A kit: the directory holding one speak path's model files, in the reference runtime's
-// layout (spec §1.1), real or twin:
+// layout (docs/minicpmo45.md §2.1), real or twin:
 //
 //   DIR/MiniCPM-o-4_5-<TYPE>.gguf                  LLM (qwen3)
 //   DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf          TTS (llama + extra tensors)

@@ -3,7 +3,7 @@
 // configuration for this CPU, like FFTW's wisdom. Three sources, in order of precedence:
 //   1. a tuned result: the newest `rtf tune` row in the history for this machine and this
 //      kit (the caller reads the history and passes the row's knobs down: speak never opens
-//      the DB, DESIGN.md); a complete configuration, since a tune starts from this same
+//      the DB); a complete configuration, since a tune starts from this same
 //      profile and its row holds that profile's knobs with the kept changes over them;
 //   2. the built-in table below, keyed by the CPU's ISA class (core/cpu-features.h) and
 //      its CPU count, each choice with the measurement that put it there;

@@ -1,6 +1,7 @@
 #pragma once
-// SpeakConfig — every knob of one speak-path run, in one struct (DESIGN.md "Knobs").
-// Each field is a flag of `rtf speak` / `rtf demo` and a key of the JSON result.
+// SpeakConfig — every knob of one speak-path run, in one struct (the knob table, knobs.h;
+// docs/architecture.md). Each field is a flag of `rtf speak` / `rtf demo` and a key of the JSON
+// result.
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct StagePlacement {
     int numa_node = -1;     // -1 = none
 };
 
-// MiniCPM-o 4.5's audio token rate (spec §2.4), owned by the TTS engine.
+// MiniCPM-o 4.5's audio token rate (docs/minicpmo45.md §3.4), owned by the TTS engine.
 inline constexpr int kCodesPerSecond = lm::TtsEngine::codes_per_second();
 
 // A pipeline stage's spec from its knobs: the worker's CPUs and NUMA node, the engine's threads and device.

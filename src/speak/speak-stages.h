@@ -12,7 +12,7 @@
 // and tells the LLM to stop (SpeakShared::enough), so a run's work is fixed even on twins,
 // which rarely sample EOS.
 //
-// Sub-stage samples (profile/profiler.h, DESIGN.md names): llm.prefill_ms,
+// Sub-stage samples (profile/profiler.h, docs/metrics.md names): llm.prefill_ms,
 // llm.ms_per_token, tts.ms_per_token, t2w.token2mel_ms, t2w.vocoder_ms; with a Token2Wav
 // part on a device (Vulkan, CUDA), per window t2w.copy_ms and t2w.copy_kib: that part's
 // host <-> device copies (inputs, carried state, the DiT's per-step ones, outputs); with an

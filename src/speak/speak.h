@@ -8,7 +8,7 @@
 //   cfg = engines->config;                             // with the kit's paths filled in
 //   WavWriter wav("out.wav", 24000);
 //   auto r = speak(*engines, cfg, [&](const pipe::Item &c) { wav.write(c.pcm); });
-//   std::cout << to_json(r).dump(2);                   // every DESIGN.md metric
+//   std::cout << to_json(r).dump(2);                   // every metric of docs/metrics.md
 //
 // Errors: a bad kit or input -> rtf::Error(Usage) before anything runs; a stage failing
 // mid-run -> rtf::Error naming the stage (pipeline.h), after the sink received every chunk

@@ -1,5 +1,5 @@
 #pragma once
-// `rtf tune`: METHOD.md's loop as one function — top-down, one variable at a time,
+// `rtf tune`: the loop of docs/method.md as one function — top-down, one variable at a time,
 // measured with the interleaved A/B protocol, keeping only verified wins.
 //
 //   TuneConfig tc;                         // runs 5 per side, noise 0.03, no budget limit
@@ -7,7 +7,7 @@
 //   auto r = tune(find_workload("speak"), base, cands, tc, [](const std::string &l) { ... });
 //   write r.best_knobs as tuned.json; to_json(r) for the report
 //
-// The loop. Candidates are grouped by layer, from the top (METHOD.md §5): 0 placement
+// The loop. Candidates are grouped by layer, from the top (docs/method.md §5): 0 placement
 // (devices, CPU sets, threads per stage), 1 types (KV cache, Token2Wav compute types),
 // 2 pipeline (schedule, queue depths), 3 runtime parameters (flash attention, polling),
 // 4 operators. Layer by layer, each candidate (one knob change) is measured against the

@@ -1,6 +1,6 @@
 #pragma once
 // Twin models: GGUF files with the exact tensor names, shapes, types and metadata of a real
-// model file, filled with seeded random values (DESIGN.md "Twin models"). A twin costs the same
+// model file, filled with seeded random values. A twin costs the same
 // bytes and FLOPs as the real file, so its timings are real; its audio is noise.
 //
 // Usage:
@@ -10,8 +10,8 @@
 //   auto r = rtf::twin::make_kit(o);          // writes the kit + kit/rtf-kit.json
 //   rtf::twin::make_like("real.gguf", "twin.gguf", 0);
 //
-// Kit layout (the reference runtime's, spec §1.1): DIR/MiniCPM-o-4_5-<TYPE>.gguf (LLM),
-// DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf, DIR/tts/MiniCPM-o-4_5-projector-F16.gguf,
+// Kit layout (the reference runtime's, docs/minicpmo45.md §2.1): DIR/MiniCPM-o-4_5-<TYPE>.gguf
+// (LLM), DIR/tts/MiniCPM-o-4_5-tts-<TYPE>.gguf, DIR/tts/MiniCPM-o-4_5-projector-F16.gguf,
 // DIR/token2wav-gguf/{encoder,flow_matching,flow_extra,hifigan2,prompt_cache}.gguf (with the
 // seeded prompt bundle spk_f32.bin, prompt_tokens_i32.bin, prompt_mel_btc_f32.bin beside the
 // prompt cache: prompt-bundle.h),

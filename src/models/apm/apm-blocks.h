@@ -1,5 +1,5 @@
 #pragma once
-// Graph blocks of the audio encoder (duplex-input spec §1.4), one function per block, each
+// Graph blocks of the audio encoder (docs/minicpmo45.md §5.1), one function per block, each
 // unit-tested against a plain-loop implementation (tests/apm/test-apm-blocks.cpp). The
 // encoder (apm-encoder.h) chains them:
 //

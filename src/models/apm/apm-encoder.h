@@ -1,5 +1,5 @@
 #pragma once
-// ApmEncoder: one audio stream through the audio encoder (duplex-input spec §1.4-1.5, §2):
+// ApmEncoder: one audio stream through the audio encoder (docs/minicpmo45.md §5):
 // 16 kHz mono samples of one frame (≈1 s in duplex) -> log-mel (log-mel.h) -> the encoder
 // graph (apm-blocks.h) on ggml's CPU backend -> embedding rows of the LLM width.
 //
@@ -18,7 +18,7 @@
 // (n_past = 0): 30 chunks of 1 s, as in the reference. The reference counts chunks and
 // assumes one T for all; counting tokens gives the same offsets for equal chunks and stays
 // in bounds for a shorter last chunk. With `streaming` off every chunk starts from an empty
-// cache. When the reference clears the cache between turns is not known (spec §7 Q4):
+// cache. When the reference clears the cache between turns is not known (docs/minicpmo45.md §9.10):
 // callers decide with reset().
 //
 // Sizes per chunk: n_mel_frames = samples / 160, T = (n_mel_frames + 1) / 2 tokens,

@@ -1,7 +1,7 @@
 #pragma once
-// ApmModel: MiniCPM-o 4.5's audio encoder file (audio/MiniCPM-o-4_5-audio-F16.gguf, duplex-input
-// spec §1), loaded once and read-only afterwards: a Whisper-medium encoder (two convolutions,
-// a 1500-row positional table, pre-LN blocks whose key projection has no bias) and a
+// ApmModel: MiniCPM-o 4.5's audio encoder file (audio/MiniCPM-o-4_5-audio-F16.gguf,
+// docs/minicpmo45.md §2.10), loaded once and read-only afterwards: a Whisper-medium encoder (two
+// convolutions, a 1500-row positional table, pre-LN blocks whose key projection has no bias) and a
 // two-layer projector to the LLM width.
 //
 //   rtf::apm::ApmModel m("kit/audio/MiniCPM-o-4_5-audio-F16.gguf");

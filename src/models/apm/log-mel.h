@@ -1,6 +1,6 @@
 #pragma once
 // Log-mel features of one audio frame, computed as MiniCPM-o's audio front end computes them
-// (duplex-input spec §2; llama.cpp-omni audition.cpp's Whisper preprocessor with its
+// (docs/minicpmo45.md §5.3; llama.cpp-omni audition.cpp's Whisper preprocessor with its
 // streaming changes): 16 kHz mono samples in, [n_mel][n_frames] log-mel values out, the
 // layout the encoder's first convolution reads (ggml ne = [n_frames, n_mel]).
 //

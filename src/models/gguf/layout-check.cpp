@@ -177,8 +177,8 @@ Dims infer_dims(const GgufFile &f, Role r) {
             }
             break;
         case Role::apm: {
-            // The runtime's own rule (spec §1.2): widths from the keys, n_ctx 1500 unless
-            // max_source_positions says otherwise; the projector widths from its tensors.
+            // The runtime's own rule (docs/minicpmo45.md §2.10): widths from the keys, n_ctx 1500
+            // unless max_source_positions says otherwise; the projector widths from its tensors.
             auto &a = d.apm;
             a.n_layer = key_or(f, "encoder_layers", count_blocks(f, "encoder.blocks."));
             a.d = key_or(f, "d_model", tensor_dim(f, "encoder.conv1.weight", 2, a.d));

@@ -7,8 +7,9 @@
 // files (LLM, TTS) from their metadata keys (qwen3.* / llama.*), token2wav block counts from the
 // tensor names that exist (encoders.{i}, up_encoders.{i}, estimator.blocks.{i}: max index + 1),
 // prompt_cache length L from its tensors and N from mtmd.prompt_cache.n_timesteps; every other
-// width is the reference runtime's constant (spec §6). Then every tensor is compared by name,
-// shape and type, and the required keys by presence (general.architecture by value).
+// width is the reference runtime's constant (docs/minicpmo45.md §8.1). Then every tensor is
+// compared by name, shape and type, and the required keys by presence (general.architecture by
+// value).
 //
 // Usage:
 //   auto problems = rtf::gguf::check_layout("kit/token2wav-gguf/encoder.gguf");   // role from name

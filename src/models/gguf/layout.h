@@ -17,7 +17,7 @@
 
 namespace rtf::gguf {
 
-// The files of MiniCPM-o 4.5 (speak-path spec §1.1; duplex-input spec §1.1 / §3.1 for `apm` and
+// The files of MiniCPM-o 4.5 (docs/minicpmo45.md §2.1, with `apm` and
 // `vpm`, the audio and vision encoders of the duplex input side). One role per file.
 // `encoder` is Token2Wav's conformer encoder, `apm` the Whisper audio encoder, `vpm` the
 // SigLIP vision encoder with its resampler.
@@ -42,7 +42,7 @@ Role parse_role(const std::string &text, const std::string &what);
 bool is_token2wav(Role r) noexcept;
 
 // Weight type of a kit (`--type`): applies to the weight matrices of the LLM and the TTS; the
-// projector and token2wav files stay F32 (spec §1.4-1.9).
+// projector and token2wav files stay F32 (docs/minicpmo45.md §2.12).
 enum class WeightType { f16, q8_0, q4_k_m };
 const char *weight_type_name(WeightType t) noexcept;       // "f16", "q8_0", "q4_k_m"
 const char *weight_type_file_tag(WeightType t) noexcept;   // "F16", "Q8_0", "Q4_K_M"
@@ -58,7 +58,7 @@ struct Init {
     float dim0_offset = 0.0f;  // added to element 0 of every row (TTS embeddings: keeps dim 0 positive)
     int64_t rows_nonzero = -1; // rows >= this are zero (TTS token_embd padding); -1 = all rows
     // Last row-element (ne0-1) of every row is set to 0, except row 0 which gets `last_col_value`
-    // (TTS head_code EOS column in its transposed storage, spec §1.3).
+    // (TTS head_code EOS column in its transposed storage, docs/minicpmo45.md §2.3).
     bool last_col_special = false;
     float last_col_value = 0.0f;
 };
@@ -94,7 +94,7 @@ struct KvSpec {
 
 struct FileLayout {
     Role role = Role::llm;
-    std::string file_name;  // path relative to the kit directory (spec §1.1)
+    std::string file_name;  // path relative to the kit directory (docs/minicpmo45.md §2.1)
     std::vector<KvSpec> kvs;
     std::vector<TensorSpec> tensors;
     // The twin copies tokenizer.ggml.* from a vocabulary GGUF and sizes the token list to this

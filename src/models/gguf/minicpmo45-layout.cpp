@@ -31,7 +31,8 @@ struct B {
         L.tensors.push_back(std::move(s));
     }
     void f32(const std::string &name, NE ne, Init init) { t(name, ne, GGML_TYPE_F32, init); }
-    // Linear layer, PyTorch [out,in] -> ne [in,out]; bias zero (t2w twins, spec §6).
+    // Linear layer, PyTorch [out,in] -> ne [in,out]; bias zero (t2w twins,
+    // docs/minicpmo45.md §8.2).
     void lin(const std::string &p, int64_t cin, int64_t cout, float std = 0.0f, bool bias = true) {
         f32(p + ".weight", ne2(cin, cout), init_normal(std > 0 ? std : inv_sqrt(cin)));
         if (bias) f32(p + ".bias", ne1(cout), init_const(0.0f));
@@ -211,8 +212,8 @@ std::string file_name(Role r, WeightType t) {
         case Role::flow_extra: return "token2wav-gguf/flow_extra.gguf";
         case Role::hifigan2: return "token2wav-gguf/hifigan2.gguf";
         case Role::prompt_cache: return "token2wav-gguf/prompt_cache.gguf";
-        case Role::apm: return "audio/MiniCPM-o-4_5-audio-F16.gguf";  // duplex-input spec §1.1
-        case Role::vpm: return "vision/MiniCPM-o-4_5-vision-F16.gguf";  // duplex-input spec §3.1
+        case Role::apm: return "audio/MiniCPM-o-4_5-audio-F16.gguf";  // docs/minicpmo45.md §2.1
+        case Role::vpm: return "vision/MiniCPM-o-4_5-vision-F16.gguf";  // docs/minicpmo45.md §2.1
         case Role::backbone:
         case Role::mmproj: break;  // not files of this family (pockettts-layout.h)
     }
@@ -358,8 +359,8 @@ namespace {
 void t2w_general(B &b, Role r) {
     b.L.role = r;
     b.L.file_name = file_name(r, WeightType::f16);
-    // The converter is not public (spec §7 Q5): the runtime reads no key. Twins carry the
-    // architecture name gguf-py's writer puts in (shared/tools/t2w_twin.py).
+    // The converter is not public (docs/minicpmo45.md §9.5): the runtime reads no key. Twins carry
+    // the architecture name gguf-py's writer puts in (shared/tools/t2w_twin.py).
     b.kv("general.architecture", std::string("token2wav"), false, false);
 }
 }  // namespace
@@ -467,7 +468,7 @@ FileLayout apm_layout(const ApmDims &d) {
     B b;
     b.L.role = Role::apm;
     b.L.file_name = file_name(Role::apm, WeightType::f16);
-    // Keys as convert_apm.py writes them (spec §1.2). The runtime reads d_model,
+    // Keys as convert_apm.py writes them (docs/minicpmo45.md §2.10). The runtime reads d_model,
     // encoder_attention_heads, encoder_layers, n_mel, n_fft and filters; everything else
     // (the arch name included: the loader ignores it) is written but not required.
     b.kv("general.architecture", std::string("whisper"), false, false);
@@ -528,8 +529,8 @@ FileLayout vpm_layout(const VpmDims &d) {
     B b;
     b.L.role = Role::vpm;
     b.L.file_name = file_name(Role::vpm, WeightType::f16);
-    // Keys as convert_vpm.py writes them (spec §3.2). The loader requires the clip.vision
-    // widths, eps, image and patch size, and asserts image_mean / image_std.
+    // Keys as convert_vpm.py writes them (docs/minicpmo45.md §2.11). The loader requires the
+    // clip.vision widths, eps, image and patch size, and asserts image_mean / image_std.
     const std::string v = "clip.vision.";
     b.kv("general.architecture", std::string("clip"), false, false);
     b.kv("clip.has_text_encoder", false, false, false);
@@ -571,7 +572,7 @@ FileLayout vpm_layout(const VpmDims &d) {
     ln("resampler.ln_q", E);
     ln("resampler.ln_kv", E);
     ln("resampler.ln_post", E);
-    // Loaded by the runtime though its graph builds its own sin-cos table (spec §3.3).
+    // Loaded by the runtime though its graph builds its own sin-cos table (docs/minicpmo45.md §6).
     b.f32("resampler.pos_embed_k", ne2(E, npos), init_normal(0.5f));
     b.t("resampler.proj.weight", ne2(E, E), h, init_normal(inv_sqrt(E)));
 

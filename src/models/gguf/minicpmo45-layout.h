@@ -14,14 +14,15 @@
 // Interface constants never shrink: LLM vocabulary 151748, TTS vocabulary 158626 = 6562 audio
 // classes + 152064 text rows, 80 mel bins, 192 speaker dims, 6561 codes.
 //
-// The audio encoder (`apm`, duplex-input spec §1: Whisper-medium encoder + a 2-layer projector
-// to the LLM width) follows the same scales: full 24 x 1024 (16 heads, FFN 4096), projector
-// 1024 -> 4096 -> 4096; cpu the same encoder with the projector ending at the cpu LLM's 1024;
-// tiny 2 x 64 (2 heads, FFN 256) -> 128 -> 128. At every scale the positional table keeps its
-// 1500 rows (the streaming KV cache's 30 s, spec §1.5) and the mel filter bank its 80 x 201.
-// The vision encoder (`vpm`, spec §3, optional in kits): full/cpu SigLIP 27 x 1152 with the
-// resampler in the LLM width (4096 / 1024); tiny 2 x 64 (2 heads, FFN 128), resampler 128; the
-// 70 x 70 position tables keep their 4900 rows at every scale.
+// The audio encoder (`apm`, docs/minicpmo45.md §2.10, §5: Whisper-medium encoder + a 2-layer
+// projector to the LLM width) follows the same scales: full 24 x 1024 (16 heads, FFN 4096),
+// projector 1024 -> 4096 -> 4096; cpu the same encoder with the projector ending at the cpu
+// LLM's 1024; tiny 2 x 64 (2 heads, FFN 256) -> 128 -> 128. At every scale the positional table
+// keeps its 1500 rows (the streaming KV cache's 30 s, docs/minicpmo45.md §5.2) and the mel
+// filter bank its 80 x 201.
+// The vision encoder (`vpm`, docs/minicpmo45.md §2.11, optional in kits): full/cpu SigLIP
+// 27 x 1152 with the resampler in the LLM width (4096 / 1024); tiny 2 x 64 (2 heads, FFN 128),
+// resampler 128; the 70 x 70 position tables keep their 4900 rows at every scale.
 #include <cstdint>
 #include <string>
 
@@ -56,7 +57,7 @@ struct ProjectorDims {
     int64_t n_in = 4096, n_out = 768;
 };
 
-// Token2Wav: widths are the reference runtime's constants (spec §6, reference-compatible);
+// Token2Wav: widths are the reference runtime's constants (docs/minicpmo45.md §8.1);
 // only block counts vary between scales.
 struct EncoderDims {
     int64_t n_blocks = 6, n_up_blocks = 4;
@@ -80,7 +81,7 @@ struct PromptCacheDims {
     int64_t d = 512, n_head = 8, head_dim = 64, n_conf_layers = 10, n_dit_blocks = 16, n_steps = 5, L = 302;
 };
 
-// Audio encoder (duplex-input spec §1.2-1.3). Widths from the MiniCPM-o 4.5 module dump
+// Audio encoder (docs/minicpmo45.md §2.10). Widths from the MiniCPM-o 4.5 module dump
 // (llama.cpp-omni convert/model.txt): conv 80 -> 1024, 24 layers, k_proj without bias,
 // fc1 1024 -> 4096, projector linear1 1024 -> 4096, linear2 4096 -> 4096.
 inline constexpr int64_t kApmCtx = 1500;     // positional_embedding rows = KV-cache tokens
@@ -93,10 +94,11 @@ struct ApmDims {
     int64_t n_out = 4096;   // projector linear2 output = the LLM's n_embd (one embedding row per 5 tokens)
 };
 
-// Vision encoder (duplex-input spec §3; llama.cpp-omni convert_vpm.py): SigLIP-so400m ViT
-// (27 x 1152, 16 heads, FFN 4304, patch 14, a learned 70 x 70 position table) + the MiniCPM-V
+// Vision encoder (docs/minicpmo45.md §2.11, §6; llama.cpp-omni convert_vpm.py): SigLIP-so400m
+// ViT (27 x 1152, 16 heads, FFN 4304, patch 14, a learned 70 x 70 position table) + the MiniCPM-V
 // resampler (64 queries of the LLM width, its attention in that width, a 70 x 70 sin-cos key
-// table). The ViT widths are the converter's defaults, not read from the bundle (spec §7 Q2).
+// table). The ViT widths are the converter's defaults, not read from the bundle
+// (docs/minicpmo45.md §9.9).
 inline constexpr int64_t kVpmGrid = 70;  // position buckets per side
 struct VpmDims {
     int64_t n_layer = 27, d = 1152, n_head = 16, n_ff = 4304;
@@ -128,7 +130,7 @@ Dims dims_for_scale(Scale s);
 // block counts.
 void derive_dependent_dims(Dims &d);
 
-// File names of a kit (spec §1.1), relative to the kit directory.
+// File names of a kit (docs/minicpmo45.md §2.1), relative to the kit directory.
 std::string file_name(Role r, WeightType t);
 
 // Layout builders. `t` sets the weight-matrix types of the LLM and TTS (Q4_K_M: llama.cpp's

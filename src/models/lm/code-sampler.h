@@ -1,6 +1,6 @@
 #pragma once
 // Audio-code sampling of MiniCPM-o 4.5's TTS, reproducing the reference runtime's
-// arithmetic exactly (spec §2.8; golden/minicpmo45-tts README criterion 5).
+// arithmetic exactly (docs/minicpmo45.md §3.8; golden/minicpmo45-tts README criterion 5).
 //
 // Both variants start from logits l_r = sum_j z_j * H[j][r] over the final-norm hidden z
 // and head_code H in its transposed storage ([n_embd][n_codes] row-major). The sums,
@@ -37,7 +37,7 @@ void code_logits(std::span<const float> z, const float *head, int n_codes, std::
 // class is EOS. `logits` is modified (temperature and penalty applied).
 int sample_simplex(std::span<float> logits, std::span<const int32_t> history, bool first_of_turn, float u);
 
-// Variant D (duplex), spec §2.8, in the reference's order:
+// Variant D (duplex), docs/minicpmo45.md §3.8, in the reference's order:
 //   1. l /= 0.8;
 //   2. if t > 0: with c_r = count of r in the last 16 of `call_codes` (this call's codes only,
 //      not the turn's), alpha = powf(1.05, c_r); l_r *= alpha if l_r < 0 else l_r /= alpha;

@@ -1,5 +1,5 @@
 #pragma once
-// LLM -> TTS conditioning (spec §2.1, §2.3, §2.4): the valid-token filter and the
+// LLM -> TTS conditioning (docs/minicpmo45.md §3.1, §3.3, §3.4): the valid-token filter and the
 // condition rows c_i = E_text[y_i] + l2norm(W2 relu(W1 h_i + b1) + b2).
 // Pure functions; thread-safe.
 #include <cstdint>
@@ -16,8 +16,8 @@ inline constexpr int32_t kTextEosRow = 151692;   // text_eos_token_id, a row of 
 inline constexpr int32_t kSilenceCode = 4218;    // token2wav pad code (bookkeeping here)
 
 // False for <think> </think> <|tts_eos|> <|listen|> <|speak|> <|turn_eos|> <|chunk_eos|>
-// <|chunk_tts_eos|>, "\n\n" (271) and every id >= 150000 (spec §2.1). Dropped tokens still
-// enter the LLM's KV cache; they never reach the TTS.
+// <|chunk_tts_eos|>, "\n\n" (271) and every id >= 150000 (docs/minicpmo45.md §3.1). Dropped tokens
+// still enter the LLM's KV cache; they never reach the TTS.
 bool is_valid_text_token(int32_t id);
 
 // Keeps the valid (id, hidden row) pairs. `hidden` is ids.size() x n_llm row-major, or empty.

@@ -1,6 +1,6 @@
 #pragma once
-// The TTS transformer as a plain llama GGUF that upstream libllama loads (spec §1.3 says it
-// refuses the original: 11 extra tensors). Made once from the TTS file and cached:
+// The TTS transformer as a plain llama GGUF that upstream libllama loads (docs/minicpmo45.md §2.3:
+// it refuses the original, which has 11 extra tensors). Made once from the TTS file and cached:
 //   - every blk.* tensor and output_norm.weight, byte for byte;
 //   - token_embd.weight := emb_code.0.weight ([n_embd, n_codes]) and
 //     output.weight     := head_code.0.weight transposed to [n_embd, n_codes] (F32),

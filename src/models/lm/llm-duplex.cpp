@@ -228,8 +228,8 @@ struct DuplexLlm::Impl {
         llama_sampler_chain_add(ch, llama_sampler_init_dist(c.seed));
     }
 
-    // One token from the last decode's logits after the duplex logit edits (spec §4.3);
-    // `mask_ends`: a forced speak frame, where nothing may end the frame or the turn.
+    // One token from the last decode's logits after the duplex logit edits (docs/minicpmo45.md
+    // §7.3); `mask_ends`: a forced speak frame, where nothing may end the frame or the turn.
     int32_t sample(const DuplexLlmConfig &c, bool mask_ends) {
         const float *logits = llama_get_logits_ith(inst.ctx.get(), -1);
         if (!logits) throw_runtime("llm: libllama returned no logits: " + take_llama_log());

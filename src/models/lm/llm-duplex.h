@@ -1,5 +1,5 @@
 #pragma once
-// DuplexLlm: the LLM's side of a duplex session (duplex-input spec §4.2-4.3) on libllama.
+// DuplexLlm: the LLM's side of a duplex session (docs/minicpmo45.md §7.2-7.3) on libllama.
 // Once per input frame: prefill the frame's embedding rows, decide listen or speak, on
 // speak generate up to 26 text tokens with the hidden rows the TTS conditions on, then
 // evaluate `</unit>`. The manual:

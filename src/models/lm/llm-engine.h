@@ -1,5 +1,5 @@
 #pragma once
-// LlmEngine: the speak path's LLM stage on upstream libllama (spec §1.2, §2.1, §2.2).
+// LlmEngine: the speak path's LLM stage on upstream libllama (docs/minicpmo45.md §2.2, §3.1, §3.2).
 // Prompt in; reply tokens out in steps of `llm_step` valid tokens, each token paired with
 // the hidden state the TTS needs: the final-norm (output_norm) row at the token's own
 // position, read from libllama's embeddings output of the very decode that feeds the token
@@ -42,7 +42,7 @@ struct LlmConfig {
     float min_p = 0.05f;
     uint32_t seed = 42;            // sampler seed; the chain is re-created on every start()
     std::string system_prompt;     // "" = no system turn
-    bool chat_template = true;     // wrap the prompt in the simplex template (spec §2.2); false = raw text
+    bool chat_template = true;     // wrap the prompt in the simplex template (docs/minicpmo45.md §3.2); false = raw text
     // Text mode's user turn (start_text): "echo" = the text itself (the reply repeats the
     // user's words; the prefill grows with the text), "fixed" = kFixedTextTurn, the same for
     // every text, so the whole template is a cached prefix and only the reply is computed.
@@ -56,7 +56,7 @@ struct LlmConfig {
     nlohmann::json to_json() const;
 };
 
-// One step: up to llm_step valid tokens (spec §2.1 filter) and their hidden rows.
+// One step: up to llm_step valid tokens (docs/minicpmo45.md §3.1 filter) and their hidden rows.
 struct LlmStep {
     std::vector<int32_t> token_ids;  // valid tokens, in order
     std::vector<float> hidden;       // token_ids.size() x n_embd, row-major, F32

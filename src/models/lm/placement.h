@@ -1,5 +1,5 @@
 #pragma once
-// Where and how a libllama model runs: the placement knobs of METHOD.md §5 (layers 1, 2, 4)
+// Where and how a libllama model runs: the placement knobs of docs/method.md §5 (layers 1, 2, 4)
 // shared by the LLM and the TTS engine. Every field maps to one llama_model_params /
 // llama_context_params field (named below), but for the weight type: the file's own unless
 // `weight_type` asks for another (converted once by llama_model_quantize, llama-runtime.h).

@@ -1,6 +1,6 @@
 #pragma once
-// The duplex TTS stage of MiniCPM-o 4.5 (spec §2.3, §2.7, §2.8 variant D, §4.1), as the
-// reference runtime's duplex TTS thread runs it. The manual:
+// The duplex TTS stage of MiniCPM-o 4.5 (docs/minicpmo45.md §3.3, §3.7, §3.8 variant D, §7.1), as
+// the reference runtime's duplex TTS thread runs it. The manual:
 //
 //   TtsConfig cfg;  cfg.model_path = ...;  cfg.mode = TtsMode::Duplex;
 //   TtsEngine tts(cfg);

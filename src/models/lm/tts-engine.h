@@ -1,6 +1,6 @@
 #pragma once
 // TtsEngine: MiniCPM-o 4.5's TTS stage — LLM (token, hidden) steps in, audio-code chunks
-// for Token2Wav out (spec §2.3-2.8).
+// for Token2Wav out (docs/minicpmo45.md §3.3-3.8).
 //
 //   TtsConfig cfg;  cfg.model_path = kit + "/tts/MiniCPM-o-4_5-tts-F16.gguf";
 //   TtsEngine tts(cfg);                                   // loads (and caches, see below)
@@ -96,8 +96,8 @@ public:
     std::vector<AudioChunk> finish();
 
     const TtsDims &dims() const { return weights_->dims(); }
-    // The family's audio-code facts (spec §2.4), for consumers that must not re-spell them:
-    // classes including EOS (6562), the EOS class (the last), codes per second of audio (25).
+    // The family's audio-code facts (docs/minicpmo45.md §3.4), for consumers that must not re-spell
+    // them: classes including EOS (6562), the EOS class (the last), codes per second of audio (25).
     int n_codes() const { return dims().n_codes; }
     int eos() const { return dims().n_codes - 1; }
     static constexpr int codes_per_second() { return kCodesPerSecond; }

@@ -212,7 +212,7 @@ void TtsGenerator::feed_simplex(const TtsInput &in, std::vector<AudioChunk> &out
 
 void TtsGenerator::feed_duplex(const TtsInput &in, std::vector<AudioChunk> &out) {
     // One dequeued batch, as the reference's duplex TTS thread handles it (tts-duplex.h has
-    // the rules and the merging of queued messages; spec §2.3, §2.7).
+    // the rules and the merging of queued messages; docs/minicpmo45.md §3.3, §3.7).
     const bool eot = in.is_last;
     const auto append_text_row = [&](int32_t id) {
         w_.text_row(id, row_.data());
@@ -223,7 +223,8 @@ void TtsGenerator::feed_duplex(const TtsInput &in, std::vector<AudioChunk> &out)
         turn_eos_flushed_ = false;
         cond_builder_.rows(ids_, hid_, cond_);
         // [c.., BOS, (text_eos at end of turn), BOS]: the TTS thread appends one audio BOS,
-        // the call appends text_eos and another (spec §7 Q3: the double BOS is the reference's).
+        // the call appends text_eos and another (the double BOS is the reference's,
+        // docs/minicpmo45.md §9.3).
         append_text_row(kAudioBosRow);
         if (eot) append_text_row(kTextEosRow);
         append_text_row(kAudioBosRow);
@@ -264,7 +265,8 @@ int TtsGenerator::duplex_call(bool eot, bool llm_finish, std::vector<AudioChunk>
     pos_ += n;
     rng_.reseed(opt_.seed);  // the reference creates the TTS sampler (and its RNG) per call
     call_.clear();
-    // Non-final calls mask EOS for all their steps: exactly duplex_codes codes (spec §2.7).
+    // Non-final calls mask EOS for all their steps: exactly duplex_codes codes
+    // (docs/minicpmo45.md §3.7).
     const int min_new = eot ? 0 : opt_.duplex_codes;
     for (int t = 0; t < opt_.duplex_codes; ++t) {
         if (t == 0 && history_.empty()) reprefill_for_first_code(1);

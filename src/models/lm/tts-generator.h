@@ -1,5 +1,5 @@
 #pragma once
-// The TTS generation logic of MiniCPM-o 4.5 (spec §2.3, §2.5-2.8) over an abstract
+// The TTS generation logic of MiniCPM-o 4.5 (docs/minicpmo45.md §3.3, §3.5-3.8) over an abstract
 // transformer (TtsForward): condition prefill, the code loop with EOS, Phase 2 at the end of
 // a simplex turn, duplex calls, per-message RNG restarts, positions, and the grouping of
 // codes into chunks for Token2Wav. Separate from libllama so that the logic is testable

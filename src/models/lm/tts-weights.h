@@ -1,6 +1,6 @@
 #pragma once
-// The host-side tensors of MiniCPM-o 4.5's TTS (spec §1.3, §1.4): the tables and heads
-// that are not part of its 20-layer Llama — emb_text, emb_code.0, head_code.0 and the
+// The host-side tensors of MiniCPM-o 4.5's TTS (docs/minicpmo45.md §2.3, §2.4): the tables and
+// heads that are not part of its 20-layer Llama — emb_text, emb_code.0, head_code.0 and the
 // semantic projector — read from the memory-mapped GGUF files. All dimensions come from
 // tensor shapes, so tiny twins work. Read-only after construction: safe to share between
 // threads.

@@ -278,8 +278,8 @@ PromptCache build_prompt_cache(const T2wModel &m, const PromptBundle &bundle, co
 
         out.conf_cnn = get_f32(new_cnn);
         rest_cond = get_f32(rest);
-        // conformer_att_cache [2hd, Tm, H, NL]: token-rate layers [c ; c] (spec §3.7: their
-        // cache is written duplicated along time), mel-rate layers as computed.
+        // conformer_att_cache [2hd, Tm, H, NL]: token-rate layers [c ; c] (docs/minicpmo45.md §4.7:
+        // their cache is written duplicated along time), mel-rate layers as computed.
         out.conf_att.assign(static_cast<size_t>(2) * hd * Tm * H * NL, 0.0f);
         const size_t row = static_cast<size_t>(2) * hd;
         for (int li = 0; li < NL; ++li) {

@@ -45,7 +45,7 @@
 
 namespace rtf::t2w {
 
-// The three files of a prompt bundle (spec §1.9), little-endian, no header.
+// The three files of a prompt bundle (docs/minicpmo45.md §2.9), little-endian, no header.
 inline constexpr const char *kBundleSpkFile = "spk_f32.bin";              // 192 f32
 inline constexpr const char *kBundleTokensFile = "prompt_tokens_i32.bin";  // T_p int32 codes, T_p > 3
 inline constexpr const char *kBundleMelFile = "prompt_mel_btc_f32.bin";    // T_m x 80 f32, time-major
@@ -80,7 +80,7 @@ struct PromptCacheOptions {
     void validate() const;  // throws rtf::Error(Usage) naming the option
 };
 
-// What prompt_cache.gguf holds (spec §1.9); ne as ggml orders them (fastest first).
+// What prompt_cache.gguf holds (docs/minicpmo45.md §2.9); ne as ggml orders them (fastest first).
 struct PromptCache {
     int n_timesteps = 0;
     float temperature = 1.0f;
@@ -91,8 +91,8 @@ struct PromptCache {
     nlohmann::json to_json() const;  // shapes and settings (no data)
 };
 
-// Runs spec §3.9 on the model's token2mel device (CPU expected). The model may come from
-// T2wModel::load(dir, {}, T2wLoadOptions::weights_only()). Throws as described on top.
+// Runs docs/minicpmo45.md §4.9 on the model's token2mel device (CPU expected). The model may come
+// from T2wModel::load(dir, {}, T2wLoadOptions::weights_only()). Throws as described on top.
 PromptCache build_prompt_cache(const T2wModel &model, const PromptBundle &bundle, const PromptCacheOptions &opt);
 
 // Writes `c` as GGUF: general.architecture = "token2wav", the seven mtmd.prompt_cache.*

@@ -18,7 +18,8 @@ constexpr int kBins = kNfft / 2 + 1;  // 9
 std::vector<float> rel_pos_table(int d, int S);
 
 // Harmonic source: f0 per mel frame -> s (480·T samples) = tanh(Σ_h w_h·0.1·sin(Φ_h)·uv + b),
-// h = 1..n_harmonics, phase interpolated linearly inside each frame (spec §3.8 steps 2-4).
+// h = 1..n_harmonics, phase interpolated linearly inside each frame
+// (docs/minicpmo45.md §4.8 steps 2-4).
 std::vector<float> harmonic_source(const std::vector<float> &f0, const std::vector<float> &w_harm, float bias,
                                    int samples_per_frame = 480, int sample_rate = 24000);
 

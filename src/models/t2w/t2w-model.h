@@ -13,8 +13,8 @@
 // load); only interface constants (80 mel bins, 192-d speaker, 6561 codes, n_fft 16 /
 // hop 4, upsample rates 8·5·3, 480 samples per frame) are fixed. Weights live in ggml
 // backend buffers of the device chosen per part; the DiT attention cache (never updated
-// while streaming, spec §3.7) lives with them. Thread-safety: immutable after load(), so
-// any number of T2wStream objects may share one model.
+// while streaming, docs/minicpmo45.md §4.7) lives with them. Thread-safety: immutable after load(),
+// so any number of T2wStream objects may share one model.
 #include <map>
 #include <memory>
 #include <string>

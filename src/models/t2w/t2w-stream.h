@@ -6,7 +6,7 @@
 //   auto pcm = st.push(codes, /*is_final=*/false);   // 0, 1 or more windows' worth of PCM
 //   pcm = st.push({}, /*is_final=*/true);            // flush the tail
 //
-// Windowing (spec §3.1, simplex): a token buffer primed with `leading_silence` codes
+// Windowing (docs/minicpmo45.md §4.1, simplex): a token buffer primed with `leading_silence` codes
 // 4218; while it holds >= 28 tokens (or a final flush is pending and it is non-empty)
 // run a window on its first min(|buf|, 28) tokens and slide by 25. With
 // cfg.first_window = F < 28 an utterance's first window runs as soon as the buffer holds F
@@ -60,7 +60,8 @@ public:
     std::vector<float> push(const std::vector<int32_t> &tokens, bool is_final,
                             std::vector<WindowRecord> *records = nullptr);
 
-    // One window step (spec §3.2) on 1..graph_tokens codes, bypassing the token buffer.
+    // One window step (docs/minicpmo45.md §4.2) on 1..graph_tokens codes, bypassing the token
+    // buffer.
     std::vector<float> push_window(const std::vector<int32_t> &window, bool final, WindowRecord *record = nullptr,
                                    int graph_tokens = kWindowTokens);
 

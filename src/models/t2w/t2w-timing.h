@@ -1,6 +1,7 @@
 #pragma once
 // Per-call sub-stage timings of the Token2Wav engine, returned with every output so a
-// profiler can record them (spec §4.3 stage names: t2m.upload, t2m.compute, ...).
+// profiler can record them (the reference's part names, docs/minicpmo45.md §4.10: t2m.upload,
+// t2m.compute, ...).
 #include <chrono>
 #include <cstddef>
 

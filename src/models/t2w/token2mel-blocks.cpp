@@ -191,7 +191,7 @@ ggml_tensor *rel_pos_mha(ggml_context *ctx, const GgufWeights &w, const std::str
     ggml_tensor *vv = ggml_reshape_3d(ctx, linear(ctx, y, w.mm(p + "self_attn.linear_v.weight"), w.get(p + "self_attn.linear_v.bias")), hd, H, Tq);
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));  // [hd, Tq, H]
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-    ggml_tensor *kt = k, *vt = vv;  // [hd, S, H]; no cache (Sc = 0): the prompt setup, spec §3.9
+    ggml_tensor *kt = k, *vt = vv;  // [hd, S, H]; no cache (Sc = 0): the prompt setup, docs/minicpmo45.md §4.9
     if (Sc > 0) {
         ggml_tensor *kc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], 0));
         ggml_tensor *vc = ggml_cont(ctx, ggml_view_3d(ctx, cache, hd, Sc, H, cache->nb[1], cache->nb[2], hd * sizeof(float)));
@@ -255,7 +255,7 @@ ggml_tensor *dit_attention(ggml_context *ctx, const GgufWeights &w, const std::s
     q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));  // [dh, T, Hd, B]
     k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
     vv = ggml_cont(ctx, ggml_permute(ctx, vv, 0, 2, 1, 3));
-    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd, B]: what a prompt cache holds (spec §3.9)
+    if (new_kv) *new_kv = ggml_concat(ctx, k, vv, 0);  // [2dh, T, Hd, B]: what a prompt cache holds (docs/minicpmo45.md §4.9)
     if (cache && vt_cache && T + L <= max_keys) {
         // The same products without copying the cache: scores against the current keys and
         // against the cached keys read in place, joined ([current ; cached], T+L per row,

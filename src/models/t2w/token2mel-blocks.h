@@ -18,10 +18,10 @@
 
 namespace rtf::t2w::blocks {
 
-constexpr float kCfgRate = 0.7f;   // classifier-free guidance rate (spec §3.5)
-constexpr int kDitMaxKeys = 600;   // TOKEN2WAV_FM_MAX_T_CACHE default (spec §3.6)
+constexpr float kCfgRate = 0.7f;   // classifier-free guidance rate (docs/minicpmo45.md §4.5)
+constexpr int kDitMaxKeys = 600;   // TOKEN2WAV_FM_MAX_T_CACHE default (docs/minicpmo45.md §4.6)
 
-// ---------------- encoder (spec §3.4)
+// ---------------- encoder (docs/minicpmo45.md §4.4)
 
 // ESPnet relative-position multi-head self-attention, chunk mode (no mask), up to and
 // including linear_out. y [d, Tq] (already layer-normed); cache ne = [2·hd, ≥Sc, H]: per
@@ -39,7 +39,7 @@ ggml_tensor *conformer_layer(ggml_context *ctx, const GgufWeights &w, const std:
                              ggml_tensor *cache, ggml_tensor *pe, int Sc, int n_heads, int head_dim,
                              ggml_tensor **new_cache);
 
-// ---------------- DiT estimator (spec §3.6)
+// ---------------- DiT estimator (docs/minicpmo45.md §4.6)
 
 // SiLU(c) [h] of the time condition c = mlp.2(SiLU(mlp.0(emb(1000·t)))); t ne = [1].
 // `w` = flow_matching.gguf (names "estimator.t_embedder.*").
@@ -54,7 +54,8 @@ ggml_tensor *dit_time_condition(ggml_context *ctx, const GgufWeights &w, ggml_te
 // [2·dh, L, H, B]: per head K‖V of the cached context (null: none, L = 0, the prompt setup).
 // Keys/values = [current ; cached]; when T + L > max_keys only the last max_keys of that
 // sequence are kept. Returns [h, T, B]; *new_kv (when asked) = K‖V of the current frames,
-// ne = [2·dh, T, H, B] (K after k_norm): a prompt cache's estimator_att_cache slot (spec §3.9).
+// ne = [2·dh, T, H, B] (K after k_norm): a prompt cache's estimator_att_cache slot
+// (docs/minicpmo45.md §4.9).
 //
 // vt_cache (optional, with a cache): ne = [R, dh, H, B], R >= T + L, whose last L columns
 // hold V^T of the cache (vt_cache[R-L+l][d][hh][b] = V of cached frame l), as
@@ -112,7 +113,7 @@ void fill_vt_cache(const float *kv, int L, int n_heads, int head_dim, float *vt,
 // The same for k_cache: rows [R-L, R) of kb (ne = [dh, R, H]) = the cached K.
 void fill_k_cache(const float *kv, int L, int n_heads, int head_dim, float *kb, int R);
 
-// ---------------- flow-matching solver (spec §3.5, host side)
+// ---------------- flow-matching solver (docs/minicpmo45.md §4.5, host side)
 
 // t_i = 1 - cos(π·i/(2N)), i = 0..N (float arithmetic as the reference).
 std::vector<float> flow_time_span(int n_steps);

@@ -48,8 +48,9 @@
 //      whatever the batch or thread split (tests/t2w: BatchedCfgEqualsTwoSingleBranches).
 //   2. Graphs are built once per window shape and reused; the adaLN modulation vectors
 //      (functions of the Euler step only) are computed once at construction.
-//   3. The DiT prompt attention cache (constant forever, spec §3.7): on the CPU with AVX-512F
-//      the fused attention op (dit-attention.h) reads its K‖V rows in place, nothing copied.
+//   3. The DiT prompt attention cache (constant forever, docs/minicpmo45.md §4.7): on the
+//      CPU with AVX-512F the fused attention op (dit-attention.h) reads its K‖V rows in
+//      place, nothing copied.
 //      Elsewhere it is copied once per stream as K [dh, Tm_max+L, H, B] and V^T [Tm_max+L, dh,
 //      H, B] with the cache at the end; a pass writes only its current K / V^T in front of it
 //      and reads [current ; cached] as one view: no per-pass concatenation or transposition
@@ -380,7 +381,7 @@ struct Token2Mel::Impl {
         g->cnn_in = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 2 * h, 2, D.depth, nb);
         ggml_set_input(g->cnn_in);
         ggml_tensor *est_att = voice->est_att_cache();
-        ggml_tensor *xb = g->x;  // the branches share x (spec §3.5)
+        ggml_tensor *xb = g->x;  // the branches share x (docs/minicpmo45.md §4.5)
         if (nb > 1) xb = ggml_repeat(ctx, ggml_reshape_3d(ctx, g->x, kMelBins, Tm, 1), ggml_new_tensor_3d(ctx, GGML_TYPE_F32, kMelBins, Tm, nb));
         ggml_tensor *rest = ggml_view_3d(ctx, v.rest, 3 * kMelBins, Tm, nb, v.rest->nb[1], v.rest->nb[2], static_cast<size_t>(b0) * v.rest->nb[2]);
         ggml_tensor *xc = ggml_concat(ctx, xb, rest, 0);  // [320, Tm, nb]
@@ -540,8 +541,8 @@ std::vector<float> Token2Mel::run(const std::vector<int32_t> &tokens_in, bool la
     }
     tm.compute_ms += ms_since(t0);
     download(eg.new_cnn, st.conf_cnn.data(), 0, st.conf_cnn.size() * sizeof(float), tm);
-    // conformer attention caches (spec §3.7): token-rate layers write [c ; c], mel-rate
-    // layers [old ; new]; the runner keeps the time slice [Δ, Δ+L) of each.
+    // conformer attention caches (docs/minicpmo45.md §4.7): token-rate layers write [c ; c],
+    // mel-rate layers [old ; new]; the runner keeps the time slice [Δ, Δ+L) of each.
     std::vector<float> buf;
     const size_t row = 2 * hd;
     for (int li = 0; li < NL; ++li) {

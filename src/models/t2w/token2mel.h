@@ -41,7 +41,7 @@ namespace rtf::t2w {
 // is constructed; `rtf t2w --help` names it.
 bool cfg_batch_enabled(int threads_t2m, bool cpu);
 
-// Per-stream token2mel state (spec §3.7); starts as the prompt cache.
+// Per-stream token2mel state (docs/minicpmo45.md §4.7); starts as the prompt cache.
 struct Token2MelState {
     std::vector<float> conf_cnn;  // [d, 6]
     std::vector<float> conf_att;  // [2hd, L, H, n_layers]
@@ -60,7 +60,7 @@ public:
     // `tokens`: 1..`window` codes (padded to `window` with 4218 inside). `window`: the
     // graph's length in tokens, its last 3 being look-ahead: 28 (the reference), or
     // kMinFirstWindow..28 for a shorter non-last first window (T1 = window - 3 tokens of
-    // output; the caches advance by its own Δ = 2·T1, spec §3.7 in general form).
+    // output; the caches advance by its own Δ = 2·T1, docs/minicpmo45.md §4.7 in general form).
     // Returns mel [80][T] (time fastest), T = min(2·T1 or 56, 2·n). Throws
     // rtf::Error(Usage) for out-of-range codes or window. Timing: upload/download =
     // host<->backend copies on the calling thread, compute = the rest of the graph phase

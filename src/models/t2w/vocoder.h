@@ -1,6 +1,6 @@
 #pragma once
 // HiFT vocoder (24 kHz, 480 samples per mel frame) as two ggml graphs with plain-C++
-// kernels between/after them (spec §3.8):
+// kernels between/after them (docs/minicpmo45.md §4.8):
 //   graph 1: F0 predictor (5 × conv+ELU, classifier, |·|)            -> f0 per frame
 //   host:    harmonic source (9 harmonics, no noise), source-cache prefix, STFT(16, hop 4)
 //   graph 2: conv_pre, 3 × (LeakyReLU, transposed conv, + source branch, mean of 3

@@ -1,6 +1,6 @@
 #pragma once
-// A voice of MiniCPM-o's Token2Wav: one prompt cache (prompt_cache.gguf, spec §1.9): the
-// speaker vector, the conformer caches after the voice's prompt, and the DiT's per-step
+// A voice of MiniCPM-o's Token2Wav: one prompt cache (prompt_cache.gguf, docs/minicpmo45.md §2.9):
+// the speaker vector, the conformer caches after the voice's prompt, and the DiT's per-step
 // attention and convolution caches. Nothing else in Token2Wav depends on the speaker.
 //
 //   auto model = T2wModel::load("kit/token2wav-gguf");          // its default voice loaded
