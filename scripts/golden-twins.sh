@@ -15,6 +15,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${RTF_SHARED_DIR:-$root/../shared}
 t2w=${RTF_T2W_GOLDEN_TWIN:-$root/.cache/t2w-golden-twin}
 tts=${RTF_TTS_TWIN_DIR:-$root/.cache/tts-golden-twin}
+# The default places are links into a machine-wide cache keyed by the golden sums
+# (${RTF_GOLDEN_CACHE_DIR:-~/.cache/rtfkit/golden}/<name>-<key>), so a second clone on the
+# machine verifies the twins instead of generating 2.3 GB again; RTF_GOLDEN_CACHE=off keeps
+# them in the clone. The files are checked against the golden sha256 either way.
+gcache=${RTF_GOLDEN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rtfkit/golden}
+[[ ${RTF_GOLDEN_CACHE:-on} == off ]] && gcache=""
 check_only=0
 case "${1:-}" in
   --check) check_only=1 ;;
@@ -50,8 +56,16 @@ verify() {
   printf '%s' "$sums" > "$stamp"
 }
 
-make_twin() {  # make_twin NAME DIR SUMS GENERATOR
+make_twin() {  # make_twin NAME DIR SUMS GENERATOR [DEFAULT-PLACE]
   local name=$1 dir=$2 sums=$3 gen=$4
+  if [[ -n $gcache && ${5:-0} == 1 ]]; then   # the default place: a link into the machine cache
+    local real; real="$gcache/$name-$(printf '%s' "$sums" | sha256sum | cut -c1-16)"
+    mkdir -p "$gcache"
+    [[ -d $dir && ! -L $dir ]] && rm -rf "$dir"     # a clone's own copy from before the cache
+    ln -sfnT "$real" "$dir"
+    exec 8>"$real.lock"; flock 8                    # another clone generating it: wait
+    dir=$real
+  fi
   if verify "$dir" "$sums"; then echo "golden-twins: $name twin ok ($dir)"; return 0; fi
   if ((check_only)); then echo "golden-twins: $name twin missing or not the golden one: $dir" >&2; return 1; fi
   local gguf_py=${GGUF_PY:-$(ls -d "$root"/.deps/llama.cpp-*/gguf-py 2>/dev/null | head -1)}
@@ -70,5 +84,5 @@ make_twin() {  # make_twin NAME DIR SUMS GENERATOR
 }
 
 mkdir -p "$(dirname "$t2w")" "$(dirname "$tts")"
-make_twin t2w "$t2w" "$t2w_sums" t2w_twin.py
-make_twin tts "$tts" "$tts_sums" tts_twin.py
+make_twin t2w "$t2w" "$t2w_sums" t2w_twin.py "$([[ -z ${RTF_T2W_GOLDEN_TWIN:-} ]] && echo 1)"
+make_twin tts "$tts" "$tts_sums" tts_twin.py "$([[ -z ${RTF_TTS_TWIN_DIR:-} ]] && echo 1)"
