@@ -17,7 +17,7 @@
 #   4. rtf limits (the CPU and GPU matmul peaks)   -> limits.json
 #   5. the demo's twin kit (cpu scale; DEVICE_CHECK_SCALE=tiny for a smoke run) spoken with
 #      every stage on the GPU, and with none       -> demo-gpu.json, demo-cpu.json (+ .wav)
-#   6. rtf lm-bench on the kit's LLM and TTS, on the GPU -> lm-bench-llm.json, lm-bench-tts.json
+#   6. rtf lm-bench on the kit's LLM and TTS, on the GPU -> lm-bench.json
 #   7. summary.json: each step's exit code and seconds
 # The session copies $OUT back; nothing here needs the network.
 set -uo pipefail
@@ -42,7 +42,7 @@ dev=CUDA0
 place=(--llm-device $dev --tts-device $dev --t2w-device-t2m $dev --t2w-device-voc $dev)
 demo_common=(demo --scale "$scale" --kit-dir "$kit" --profile none)
 
-# name|command (run by bash -c in the repository root)|result files
+# name|command (run by bash -c in the repository root; no '|' inside)|result files
 steps=(
   "build-llama|RTF_CUDA_ARCH=native RTF_JOBS=$jobs scripts/fetch-llama.sh --cuda|"
   "build-rtf|cmake --preset cuda -DRTF_BUILD_TESTS=OFF -DRTF_BUILD_BENCHMARKS=OFF >/dev/null && cmake --build --preset cuda --target rtf -j $jobs|"
@@ -50,7 +50,7 @@ steps=(
   "limits|$rtf limits --json $OUT/limits.json|limits.json"
   "demo-gpu|$rtf ${demo_common[*]} ${place[*]} --out-dir $OUT/demo-gpu && cp $OUT/demo-gpu/demo.json $OUT/demo-gpu.json|demo-gpu.json demo-gpu/demo.wav"
   "demo-cpu|$rtf ${demo_common[*]} --out-dir $OUT/demo-cpu && cp $OUT/demo-cpu/demo.json $OUT/demo-cpu.json|demo-cpu.json demo-cpu/demo.wav"
-  "lm-bench|$rtf lm-bench --models \$(ls -d $kit/*/ | head -1) --device $dev --json $OUT/lm-bench.json|lm-bench.json"
+  "lm-bench|$rtf lm-bench --models $kit --stage llm,tts --device $dev --json $OUT/lm-bench.json|lm-bench.json"
 )
 
 if ((dry)); then
@@ -71,7 +71,8 @@ fi
 # 1. preflight: every missing thing named at once
 missing=()
 for c in nvcc nvidia-smi cmake ninja pkg-config python3; do command -v "$c" >/dev/null || missing+=("$c (command)"); done
-for p in hwloc sndfile samplerate sonic; do pkg-config --exists "$p" 2>/dev/null || missing+=("$p (pkg-config; Debian: scripts/deps-debian.txt)"); done
+[[ -f /usr/include/sonic.h ]] || missing+=("sonic.h (libsonic-dev)")
+for p in hwloc sndfile samplerate; do pkg-config --exists "$p" 2>/dev/null || missing+=("$p (pkg-config; Debian: scripts/deps-debian.txt)"); done
 [[ -f /usr/include/nlohmann/json.hpp ]] || missing+=("nlohmann/json.hpp (nlohmann-json3-dev)")
 [[ -f /usr/include/CLI/CLI.hpp ]] || missing+=("CLI/CLI.hpp (libcli11-dev)")
 cache=${RTF_LLAMA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rtfkit/llama.cpp}
