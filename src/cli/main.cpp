@@ -2,7 +2,10 @@
 // maps errors to the documented exit codes: 0 ok, 1 usage/setup, 2 target missed,
 // 3 incomplete/invalid run or a stage failure.
 #include <algorithm>
+#include <cctype>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/cpu-features.h"
@@ -15,6 +18,48 @@ std::vector<CommandRegistration> &command_registry() {
     static std::vector<CommandRegistration> registry;
     return registry;
 }
+
+namespace {
+// Edit distance (insertions, deletions, substitutions), case-insensitive.
+size_t edit_distance(const std::string &a, const std::string &b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The first word of the command line when it names no command, else "". The top level's
+// own flags (--help, --version) take no value, so its first non-flag word is the command;
+// CLI11 alone would let `rtf NOSUCH --help` print the main help and exit 0.
+std::string unknown_command(const CLI::App &app, int argc, char **argv, std::string *nearest) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string w = argv[i];
+        if (w.empty() || w[0] == '-') continue;
+        size_t best = std::string::npos;
+        for (const CLI::App *sc : app.get_subcommands([](const CLI::App *c) {
+                 return dynamic_cast<const CLI::Option_group *>(c) == nullptr && !c->get_name().empty();
+             })) {
+            if (sc->check_name(w)) return "";
+            const size_t d = edit_distance(w, sc->get_name());
+            if (d < best) {
+                best = d;
+                *nearest = sc->get_name();
+            }
+        }
+        return w;
+    }
+    return "";
+}
+}  // namespace
 }
 
 int main(int argc, char **argv) {
@@ -32,6 +77,16 @@ int main(int argc, char **argv) {
     std::stable_sort(registry.begin(), registry.end(),
                      [](const auto &a, const auto &b) { return a.order < b.order; });
     for (const auto &r : registry) r.add(app, action);
+    {
+        std::string nearest;
+        const std::string unknown = unknown_command(app, argc, argv, &nearest);
+        if (!unknown.empty()) {
+            std::cerr << "rtf: error: unknown command '" << unknown << "'"
+                      << (nearest.empty() ? "" : "; the nearest command is '" + nearest + "'") << "\n"
+                      << "Run 'rtf --help' for the commands.\n";
+            return 1;
+        }
+    }
 
     try {
         app.parse(argc, argv);

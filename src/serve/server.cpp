@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <regex>
 
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -228,8 +229,7 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
     // Cancel by request: the stream stops within a chunk (its pipeline's cancel token, as a
     // hang-up trips it) and frees its slot; the client gets the chunk already under way and
     // the usual end of the stream.
-    h.Post(R"(/v1/runs/(\d{1,18})/cancel)", [this](const httplib::Request &q, httplib::Response &s) {
-        const int64_t id = std::stoll(q.matches[1].str());
+    auto cancel_run = [this](int64_t id, httplib::Response &s) {
         std::lock_guard<std::mutex> l(mu_);
         if (auto it = live_.find(id); it != live_.end()) {
             Stream &st = *it->second;
@@ -243,16 +243,58 @@ Server::Server(ServeConfig cfg, speak::SpeakConfig base, const std::function<voi
             reply_error(s, 404, "not_found", "id", "no running stream " + std::to_string(id));
         }
         metrics_.request("cancel", s.status);
+    };
+    const std::string cancel_path = R"(/v1/runs/(\d{1,18})/cancel)";
+    h.Post(cancel_path, [cancel_run](const httplib::Request &q, httplib::Response &s) {
+        cancel_run(std::stoll(q.matches[1].str()), s);
     });
-    h.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request &q, httplib::Response &s) {
+    auto no_route = [](const httplib::Request &q) {
+        return "no route " + q.method + " " + q.path +
+               " (GET /, POST /v1/audio/speech, GET /v1/audio/voices, POST /v1/speak, GET /v1/runs/ID, "
+               "POST /v1/runs/ID/cancel, GET /v1/knobs, GET /health, GET /metrics)";
+    };
+    // A request whose method may carry a body (POST, PUT, PATCH, DELETE) but that says neither
+    // Content-Length nor Transfer-Encoding (`curl -X POST URL`): httplib would read a body until
+    // the client closed the connection, and answer 400 before any route once its read timed
+    // out. Answered here, before httplib reads: the route that takes no body (cancel) runs as
+    // with an empty one, a route that needs a body says so (411), anything else is the 404 of
+    // an unknown route.
+    h.set_pre_routing_handler([this, cancel_run, no_route, cancel_re = std::regex(cancel_path)](const httplib::Request &q,
+                                                                                               httplib::Response &s) {
+        const bool may_have_body = q.method == "POST" || q.method == "PUT" || q.method == "PATCH" || q.method == "DELETE";
+        if (!may_have_body || q.has_header("Content-Length") || q.has_header("Transfer-Encoding"))
+            return httplib::Server::HandlerResponse::Unhandled;
+        std::smatch m;
+        if (q.method == "POST" && std::regex_match(q.path, m, cancel_re)) {
+            cancel_run(std::stoll(m[1].str()), s);
+        } else if (q.method == "POST" && (q.path == "/v1/audio/speech" || q.path == "/v1/speak")) {
+            reply_error(s, 411, "invalid_request_error", "",
+                        "POST " + q.path + " needs a JSON body, sent with its Content-Length (or Transfer-Encoding: chunked)");
+            metrics_.request(q.path == "/v1/speak" ? "speak" : "speech", 411);
+        } else {
+            reply_error(s, 404, "not_found", "", no_route(q));
+        }
+        return httplib::Server::HandlerResponse::Handled;
+    });
+    // What httplib answers by itself, before any route, in words: never a bare "HTTP 400".
+    h.set_error_handler(httplib::Server::HandlerWithResponse([this, no_route](const httplib::Request &q, httplib::Response &s) {
         if (!s.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
-        std::string msg = s.status == 404 ? "no route " + q.method + " " + q.path +
-                                                " (GET /, POST /v1/audio/speech, GET /v1/audio/voices, POST /v1/speak, GET /v1/runs/ID, "
-                                                "POST /v1/runs/ID/cancel, GET /v1/knobs, GET /health, GET /metrics)"
-                        : s.status == 413 ? "request body larger than " + std::to_string(cfg_.max_body_bytes) + " bytes"
-                                          : "HTTP " + std::to_string(s.status);
+        std::string msg;
+        switch (s.status) {
+        case 404: msg = no_route(q); break;
+        case 413: msg = "request body larger than " + std::to_string(cfg_.max_body_bytes) + " bytes"; break;
+        case 400:
+            msg = "HTTP 400: the request could not be read: a malformed request line or header, a bad Content-Length, or "
+                  "a body that did not arrive in full within the read timeout (" +
+                  fmt(cfg_.read_timeout_s, 0) + " s)";
+            break;
+        case 414: msg = "HTTP 414: the request URI is too long"; break;
+        case 416: msg = "HTTP 416: the requested range cannot be served"; break;
+        default:
+            msg = "HTTP " + std::to_string(s.status) + ": refused before reaching a route (" + q.method + " " + q.path + ")";
+        }
         json j = {{"error", {{"message", msg}, {"type", s.status == 404 ? "not_found" : "invalid_request_error"}}}};
-        s.set_content(j.dump(), "application/json");
+        s.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
         return httplib::Server::HandlerResponse::Handled;
     }));
     h.set_exception_handler([this](const httplib::Request &, httplib::Response &s, std::exception_ptr ep) {
