@@ -36,6 +36,21 @@ serve_start() {
   if [[ -s "$TMP/port" ]]; then PORT=$(cat "$TMP/port"); return 0; fi
   echo "FAIL: server did not start"; cat "$TMP/serve.log"; fails=$((fails+1)); return 1
 }
+# stop_server <pid> <what>: SIGTERM, a bounded wait of 10 s, then its exit status, which must
+# be 0 (rtf serve's on SIGTERM); a failure counted otherwise, or if it still runs (then SIGKILL).
+stop_server() {
+  local pid=$1 what=$2 rc
+  [[ -n "$pid" ]] || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL: $what still running 10 s after SIGTERM (killed)"; kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    fails=$((fails+1)); return 1
+  fi
+  wait "$pid" 2>/dev/null; rc=$?
+  if [[ $rc -ne 0 ]]; then echo "FAIL: $what exited $rc after SIGTERM, want 0"; fails=$((fails+1)); return 1; fi
+  echo "ok: $what: SIGTERM -> exit 0"
+}
 serve_stop() {
   [[ -n "$SRV_PID" ]] || return 0
   kill -TERM "$SRV_PID" 2>/dev/null

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -299,25 +300,46 @@ TEST_F(LlmDuplex, FusedPassesKeepTheSession) {
     };
     const auto a = run(false), b = run(true);
     ASSERT_EQ(a.size(), b.size());
+    // Compared as a free run (tests/lm/free-run-check.h): the two structures sum in other
+    // orders (one-token decodes vs rows of a fused prefill pass), so a greedy near-tie may flip
+    // a token or a model-made decision, and from there on the sessions hold other tokens:
+    // nothing after it is comparable. Up to it: decisions, tokens and ends equal, and every
+    // frame's hidden rows up to its first differing token (the last of them picked it) above
+    // 40 dB. Whatever the numbers: the forced frames (0-5) decide as forced, and the first
+    // speak frame (3) agrees whole (a structure that feeds other rows parts at once).
     int fused = 0;
+    size_t parted_at = a.size();  // the frame where the sessions part (a.size(): they never do)
     for (size_t i = 0; i < a.size(); ++i) {
-        EXPECT_EQ(a[i].is_speak, b[i].is_speak) << "frame " << i;
-        EXPECT_EQ(a[i].ids, b[i].ids) << "frame " << i;
-        EXPECT_EQ(a[i].end, b[i].end) << "frame " << i;
-        ASSERT_EQ(a[i].hidden.size(), b[i].hidden.size());
-        double sig = 0, err = 0;
-        for (size_t k = 0; k < a[i].hidden.size(); ++k) {
-            sig += static_cast<double>(a[i].hidden[k]) * a[i].hidden[k];
-            err += static_cast<double>(a[i].hidden[k] - b[i].hidden[k]) * (a[i].hidden[k] - b[i].hidden[k]);
-        }
-        if (sig > 0) {
-            EXPECT_GT(10 * std::log10(sig / std::max(err, 1e-30)), 40.0) << "frame " << i;
-        }
         fused += b[i].n_fused_rows;
         EXPECT_EQ(a[i].n_fused_rows, 0);
+        if (i < 6) {
+            EXPECT_EQ(a[i].is_speak, i == 3 || i == 4) << "frame " << i << ": a forced decision";
+            EXPECT_EQ(b[i].is_speak, i == 3 || i == 4) << "frame " << i << ": a forced decision";
+        }
+        if (parted_at < a.size()) continue;
+        size_t k = 0;
+        while (k < a[i].ids.size() && k < b[i].ids.size() && a[i].ids[k] == b[i].ids[k]) ++k;
+        const size_t d = static_cast<size_t>(a[i].n_embd);
+        ASSERT_EQ(a[i].hidden.size(), a[i].ids.size() * d);
+        ASSERT_EQ(b[i].hidden.size(), b[i].ids.size() * d);
+        double sig = 0, err = 0;
+        for (size_t x = 0; x < k * d; ++x) {
+            sig += static_cast<double>(a[i].hidden[x]) * a[i].hidden[x];
+            err += static_cast<double>(a[i].hidden[x] - b[i].hidden[x]) * (a[i].hidden[x] - b[i].hidden[x]);
+        }
+        if (sig > 0) {
+            EXPECT_GT(10 * std::log10(sig / std::max(err, 1e-30)), 40.0) << "frame " << i << ", its first " << k << " rows";
+        }
+        if (a[i].is_speak != b[i].is_speak || k < a[i].ids.size() || k < b[i].ids.size() || a[i].end != b[i].end) {
+            parted_at = i;
+            std::printf("fused vs unfused: the sessions part at frame %zu (token %zu of %zu)\n", i, k, a[i].ids.size());
+        }
     }
+    EXPECT_GT(parted_at, 3u) << "fused and unfused part within the first speak frame: not a near-tie";
     EXPECT_GT(fused, 0);
-    // After the last frame the unfused KV holds what the fused one has plus its pending closers.
-    EXPECT_GT(a.back().n_past_after, b.back().n_past_after);
-    EXPECT_LE(a.back().n_past_after - b.back().n_past_after, 4);
+    if (parted_at == a.size()) {
+        // After the last frame the unfused KV holds what the fused one has plus its pending closers.
+        EXPECT_GT(a.back().n_past_after, b.back().n_past_after);
+        EXPECT_LE(a.back().n_past_after - b.back().n_past_after, 4);
+    }
 }

@@ -133,5 +133,5 @@ assert abs(n - samples) <= 960, (n, samples)  # Opus codes whole 20 ms frames
 print("opus reply: %d bytes, %d samples in response.done, %d decoded" % (len(data), samples, n))
 PY
 
-kill -TERM $SRV_PID; wait $SRV_PID 2>/dev/null; SRV_PID=
+stop_server "$SRV_PID" "the server"; SRV_PID=
 finish

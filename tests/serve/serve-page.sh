@@ -3,8 +3,9 @@
 # tiny twin kit, headless Chromium driven through chromedriver's W3C WebDriver API, all on
 # 127.0.0.1. The page lists the kit's voices, a click on Speak streams pcm and plays it live,
 # and what the page measured agrees with the server's own result (GET /v1/runs/ID): the same
-# run id, the decoded duration equal to the audio sent, first audio within 200 ms of the
-# server's; then once more as FLAC (downloaded, then decoded by the browser). No console
+# run id, the decoded duration equal to the audio sent, first audio no earlier than the
+# server's and while the stream still arrives (not stalled, then delivered at once); then once
+# more as FLAC (downloaded, then decoded by the browser). No console
 # errors; a screenshot is kept as a test artifact (serve-page.png).
 # Chromium and chromedriver are required (scripts/deps-debian.txt): without them the test
 # FAILS, so CI proves it. Every request and wait is bounded; the server, chromedriver and the
@@ -214,9 +215,22 @@ try:
         check(close(res.get("audio_s"), sv.get("audio_s_sent"), 1 / 24000),
               "pcm: the page counted %.4f s of audio in %d bytes over %d reads = the server's" % (
                   res.get("audio_s") or -1, res.get("bytes") or -1, res.get("n_reads") or -1))
+        # First audio: the page hears it no earlier than the server sent it (50 ms for the two
+        # clocks' granularity), and while the stream is still arriving: from its first audio to
+        # the stream's end the page waits at least half as long as the server took from its
+        # first chunk to its last (less 50 ms). A page behind a loaded machine's scheduler is
+        # late at both ends alike; a stream that stalls (held back, then delivered at once)
+        # ends at the page right after its first audio.
         fa, sfa = res.get("first_audio_ms"), sv.get("first_audio_ms_from_request")
-        check(close(fa, sfa, 200), "pcm: first audio %.0f ms in the page, %.0f ms at the server (diff %+.0f ms; within 200)"
+        ch = (res["server"].get("run") or {}).get("chunks") or []
+        srv_spread = ch[-1]["arrival_ms"] - ch[0]["arrival_ms"] if len(ch) >= 2 else 0.0
+        page_spread = (res.get("wall_s") or 0) * 1000 - (fa or 0)
+        check(isinstance(fa, (int, float)) and isinstance(sfa, (int, float)) and fa >= sfa - 50,
+              "pcm: first audio %.0f ms in the page, %.0f ms at the server (diff %+.0f ms; the page's no earlier)"
               % (fa or -1, sfa or -1, (fa or 0) - (sfa or 0)))
+        check(len(ch) >= 2 and page_spread >= 0.5 * srv_spread - 50,
+              "pcm: streamed, not stalled: the page's first audio to its end %.0f ms, the server's first chunk to its last "
+              "%.0f ms (%d chunks; at least half of it, less 50 ms)" % (page_spread, srv_spread, len(ch)))
         check(isinstance(res.get("gaps"), int) and isinstance(res.get("gap_ms"), (int, float)),
               "pcm: gaps counted: %s (%.0f ms) on the %s clock, context at %s Hz, arrival ratio %s" % (
                   res.get("gaps"), res.get("gap_ms") or 0, res.get("audio_clock"), res.get("context_rate"),

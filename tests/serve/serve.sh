@@ -261,6 +261,43 @@ r, d = req("POST", "/v1/speak", json.dumps({"text": "x", "knobs": {"seed": 9}}))
 check(r.status == 400 and json.loads(d)["error"]["field"] == "knobs.seed", "a load-time knob is refused per request")
 r, d = req("POST", "/v1/audio/speech", b"{" + b" " * (2 << 20) + b"}")
 check(r.status == 413, "a 2 MiB body -> 413")
+# 6a. POSTs without a body as `curl -X POST URL` sends them (neither Content-Length nor
+# Transfer-Encoding; http.client's request() would add "Content-Length: 0"): answered at once,
+# not after httplib's read of a body times out (--read-timeout, 10 s): the route that takes no
+# body (cancel) as with an empty one (docs/serve.md's example, `curl -X POST URL/v1/runs/7/cancel`:
+# the 404 of an id not running, the 409 of a finished one),
+# a route that needs a body 411 saying so, an unknown route 404. And what httplib refuses
+# itself (a request line it cannot parse) is a sentence, never a bare "HTTP 400".
+def bodiless(method, path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=T)
+    t0 = time.monotonic()
+    c.putrequest(method, path)
+    c.endheaders()
+    r = c.getresponse(); d = r.read(); c.close()
+    return r, d, time.monotonic() - t0
+for method, path, status, field, words in [("POST", "/v1/runs/999999/cancel", 404, "id", "no running stream 999999"),
+                                           ("POST", "/v1/runs/" + run_id + "/cancel", 409, "id", "already finished"),
+                                           ("POST", "/v1/audio/speech", 411, None, "needs a JSON body"),
+                                           ("POST", "/v1/speak", 411, None, "needs a JSON body"),
+                                           ("POST", "/v1/nothing", 404, None, "no route POST /v1/nothing"),
+                                           ("DELETE", "/v1/runs/999999", 404, None, "no route DELETE")]:
+    r, d, took = bodiless(method, path)
+    e = json.loads(d).get("error", {})
+    check(r.status == status and e.get("field") == field and words in e.get("message", "") and took < 5,
+          "bodiless %s %s -> %d %r in %.2f s" % (method, path, r.status, e.get("message", d[:80]), took))
+s_ = socket.create_connection(("127.0.0.1", port), timeout=T)
+s_.sendall(b"NOT A REQUEST LINE\r\n\r\n")
+raw = b""
+while b"\r\n\r\n" not in raw or len(raw.partition(b"\r\n\r\n")[2]) < int(
+        ([l.split(b":")[1] for l in raw.split(b"\r\n") if l.lower().startswith(b"content-length:")] or [b"0"])[0]):
+    b_ = s_.recv(65536)
+    if not b_: break
+    raw += b_
+s_.close()
+head, _, body = raw.partition(b"\r\n\r\n")
+msg = json.loads(body).get("error", {}).get("message", "") if body.startswith(b"{") else ""
+check(head.startswith(b"HTTP/1.1 400") and msg.startswith("HTTP 400: ") and len(msg) > 30,
+      "a request line httplib cannot parse -> 400 %r" % msg[:90])
 r, d = req("GET", "/v1/nothing")
 check(r.status == 404 and "no route" in json.loads(d)["error"]["message"], "unknown route -> 404 JSON")
 
@@ -410,9 +447,12 @@ check(health()["streams_active"] == 2, "both slots busy before the cancel")
 got = []
 reader = threading.Thread(target=read_all, args=(f, got), daemon=True); reader.start()
 wait_for(lambda: sum(n for _, n in got) > 60000, "the stream to cancel is sending audio")
-r, d = req("POST", "/v1/runs/%d/cancel" % fid)
+# as docs/serve.md's `curl -X POST localhost:8080/v1/runs/ID/cancel` sends it: no body, no Content-Length
+c_ = http.client.HTTPConnection("127.0.0.1", port, timeout=T)
+c_.putrequest("POST", "/v1/runs/%d/cancel" % fid); c_.endheaders()
+r = c_.getresponse(); d = r.read(); c_.close()
 t_cancel = time.monotonic()
-check(r.status == 202 and json.loads(d)["status"] == "cancelling", "POST /v1/runs/%d/cancel: %d %s" % (fid, r.status, d.decode()))
+check(r.status == 202 and json.loads(d)["status"] == "cancelling", "POST /v1/runs/%d/cancel (no body): %d %s" % (fid, r.status, d.decode()))
 reader.join(T)
 after = sum(n for t, n in got if t > t_cancel)
 run = json.loads(req("GET", "/v1/runs/%d" % fid)[1])["serve"]
@@ -429,7 +469,7 @@ wait_for(lambda: cancelled(8)() and active(0)(), "the cancel test's streams ende
 check(True, "all long streams cancelled")
 PY
 else echo "FAIL: the 600 s server did not start"; cat "$TMP/serve3.log"; fails=$((fails+1)); fi
-kill -TERM $SRV3_PID 2>/dev/null; wait $SRV3_PID 2>/dev/null
+stop_server "$SRV3_PID" "the 600 s server"
 SRV3_PID=
 
 # 10. rtf load against it, and its reports
@@ -445,9 +485,11 @@ expect_rc 3 'INCOMPLETE' -- load --url "http://127.0.0.1:1" --streams 1 --reques
 # 11. --batch on: one LLM and one TTS context, the streams' decode steps merged; two streams
 # of different text at once each give rtf speak's (greedy) PCM up to where a near-tie flips a
 # code (docs/serve.md "Batching numerics": the merged steps sum in another order, so an argmax
-# may flip on another CPU or another merge; seen equal on Zen 4), with its length, and neither
-# is the other's; the run says so. That streams are never mixed up is checked where the
-# numbers are visible: tests/speak/test-speak-batch.cpp (z, logits and hidden rows per step).
+# may flip on another CPU or another merge; seen equal on Zen 4), with its length, bit-equal
+# for at least its first half; where the two streams' TTS stages overlapped, their decodes
+# merged (each stream's mean batch above 1); the run says so. That streams are never mixed up
+# step by step is checked where the numbers are visible: tests/speak/test-speak-batch.cpp (z,
+# logits and hidden rows per step).
 "$RTF" speak --models "$KIT" --text "Hello from the server." "${KNOBS[@]}" --greedy -q -o - >"$TMP/refg.pcm" 2>/dev/null
 "$RTF" speak --models "$KIT" --text "A second voice, other words." "${KNOBS[@]}" --greedy -q -o - >"$TMP/refg2.pcm" 2>/dev/null
 "$RTF" serve --models "$KIT" --port 0 --port-file "$TMP/port2" --max-streams 2 --batch on -q "${KNOBS[@]}" --greedy >"$TMP/serve2.log" 2>&1 &
@@ -469,22 +511,41 @@ def one(text, key):
 ts = [threading.Thread(target=one, args=a) for a in [("Hello from the server.", 1), ("A second voice, other words.", 2)]]
 for t in ts: t.start()
 for t in ts: t.join(60)
-def agree(pcm, r):
-    """The same length, and equal up to the first differing byte (all of it when no code flipped)."""
-    if len(pcm) != len(r): return False, "length %d, rtf speak's %d" % (len(pcm), len(r))
-    n = next((i for i in range(len(r)) if pcm[i] != r[i]), len(r))
-    return True, ("equal" if n == len(r) else "equal for %d of %d bytes, then a near-tie flip" % (n, len(r)))
+# Each stream against its alone run (rtf speak, greedy) as a free run: the same length, and
+# bit-equal for at least the first half of its bytes (a near-tie flip of the argmax may part
+# the codes after that; seen: equal whole, 23 of 23 runs on Zen 4). The two texts' alone runs
+# differ from their first byte, so another stream's audio, or audio of neither, fails at once.
+def agreeing(pcm, r):
+    m = min(len(pcm), len(r))
+    return next((i for i in range(m) if pcm[i] != r[i]), m)
 ok = len(ref) > 0 and len(both) == 2 and both[1][0] == 200 and both[2][0] == 200
 for k, r, other in ((1, ref, ref2), (2, ref2, ref)):
     if not ok: break
-    good, what = agree(both[k][1], r)
-    print(("ok" if good else "FAIL") + ": --batch on: stream %d vs rtf speak's PCM: %s" % (k, what))
-    ok = good and both[k][1] != other  # never the other stream's audio
-b = json.loads(req("GET", "/v1/runs/" + both[1][2])[1])["serve"]["batch"] if ok else {}
+    pcm = both[k][1]
+    n, n_other = agreeing(pcm, r), agreeing(pcm, other)
+    good = len(pcm) == len(r) and 2 * n >= len(r)
+    print(("ok" if good else "FAIL") + ": --batch on: stream %d vs its alone run (rtf speak): %d bytes (alone %d), "
+          "bit-equal for the first %d (at least half: %d; the other text's run: %d)" % (k, len(pcm), len(r), n, len(r) // 2, n_other))
+    ok = good
+runs = {k: json.loads(req("GET", "/v1/runs/" + both[k][2])[1]) for k in (1, 2)} if ok else {}
+def tts_busy(run):  # the TTS stage's busy intervals on the server's clock (ms)
+    o = run["run"]["clock_origin_ms"]
+    return [(o + e["start_ms"], o + e["end_ms"]) for s_ in run["run"]["stages"] if s_["name"] == "tts" for e in s_["events"]]
+b = {k: run["serve"]["batch"] for k, run in runs.items()}
+if ok:
+    # Where the two streams' TTS stages were busy at the same time for 20 ms or more (tens of
+    # one-code steps, each waiting up to --batch-gather-ms for the other), their decodes
+    # merged: each stream's mean batch above 1 (seen 1.37 .. 2.0 with 26 .. 116 ms of overlap).
+    overlap = sum(max(0.0, min(x1, y1) - max(x0, y0)) for x0, x1 in tts_busy(runs[1]) for y0, y1 in tts_busy(runs[2]))
+    merged = all(b[k].get("tts_mean_batch", 0) > 1 for k in (1, 2))
+    good = overlap < 20 or merged
+    print(("ok" if good else "FAIL") + ": --batch on: the TTS stages overlapped %.0f ms, mean batch %s%s"
+          % (overlap, [b[k].get("tts_mean_batch") for k in (1, 2)], "" if overlap >= 20 else " (under 20 ms: not judged)"))
+    ok = good
 m = req("GET", "/metrics")[1].decode()
-ok = ok and b.get("on") is True and b.get("tts_mean_batch", 0) >= 1 and "rtf_batch_enabled 1" in m \
+ok = ok and all(b[k].get("on") is True for k in (1, 2)) and "rtf_batch_enabled 1" in m \
     and 'rtf_batch_mean_streams{stage="tts"}' in m and json.loads(req("GET", "/health")[1])["batch"] is True
-print(("ok" if ok else "FAIL") + ": --batch on: two concurrent streams of different text, each rtf speak's PCM up to any near-tie flip; batch on in run (%s), metrics, health" % b)
+print(("ok" if ok else "FAIL") + ": --batch on: two concurrent streams of different text, each its alone run's PCM up to any near-tie flip; batch on in the runs (%s), metrics, health" % b)
 # the shared contexts serve both slots: they get both slots' thread shares (at most the CPUs)
 import os
 h = json.loads(req("GET", "/health")[1]); n = len(os.sched_getaffinity(0))
@@ -495,12 +556,10 @@ ok = ok and bt_ok
 sys.exit(0 if ok else 1)
 PY
 else echo "FAIL: the --batch on server did not start"; cat "$TMP/serve2.log"; fails=$((fails+1)); fi
-kill -TERM $SRV2_PID 2>/dev/null; wait $SRV2_PID 2>/dev/null
+stop_server "$SRV2_PID" "the --batch on server"
+SRV2_PID=
 
-# 12. SIGTERM stops it cleanly (bounded wait)
-kill -TERM $SRV_PID
-for _ in $(seq 1 100); do kill -0 $SRV_PID 2>/dev/null || break; sleep 0.1; done
-if kill -0 $SRV_PID 2>/dev/null; then echo "FAIL: server still running 10 s after SIGTERM"; fails=$((fails+1));
-else wait $SRV_PID; rc=$?; [[ $rc -eq 0 ]] && echo "ok: SIGTERM -> exit 0" || { echo "FAIL: exit $rc after SIGTERM"; fails=$((fails+1)); }; fi
+# 12. SIGTERM stops it cleanly (bounded wait, exit 0)
+stop_server "$SRV_PID" "the server"
 SRV_PID=
 finish

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/eventually.h"
 #include "serve/admission.h"
 #include "serve/connection-watch.h"
 
@@ -142,7 +143,7 @@ TEST(Admission, AWaiterWhoseClientLeftLeavesTheQueue) {
     std::atomic<bool> gone{false};
     std::atomic<int> outcome{-1};
     std::thread t([&] { outcome = static_cast<int>(g.acquire(60000, [&] { return gone.load(); }).outcome); });
-    while (g.queued() < 1) std::this_thread::sleep_for(1ms);
+    EXPECT_TRUE(rtf::test::eventually([&] { return g.queued() >= 1; })) << "the waiter never queued (10 s)";
     std::this_thread::sleep_for(80ms);
     EXPECT_EQ(outcome.load(), -1) << "still waiting while the client is there";
     const auto t0 = std::chrono::steady_clock::now();

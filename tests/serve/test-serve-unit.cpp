@@ -20,6 +20,7 @@
 #endif
 #include <nlohmann/json.hpp>
 
+#include "common/eventually.h"
 #include "common/scratch-dir.h"
 #include "core/error.h"
 #include "core/wav.h"
@@ -163,7 +164,7 @@ TEST(Admission, AdmitsQueuesRefusesInOrder) {
         auto b = g.acquire(10000);
         second = static_cast<int>(b.outcome);
     });
-    while (g.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(rtf::test::eventually([&] { return g.queued() >= 1; })) << "the second request never queued (10 s)";
     EXPECT_EQ(g.acquire(10000).outcome, Admission::QueueFull);
     a.lease.reset();  // frees the slot: the waiter gets it
     t.join();
@@ -180,7 +181,7 @@ TEST(Admission, TimeoutAndClose) {
     EXPECT_EQ(g.queued(), 0);
     std::atomic<int> waiting{-1};
     std::thread t([&] { waiting = static_cast<int>(g.acquire(60000).outcome); });
-    while (g.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(rtf::test::eventually([&] { return g.queued() >= 1; })) << "the waiter never queued (10 s)";
     g.close();
     t.join();
     EXPECT_EQ(waiting.load(), static_cast<int>(Admission::Closed));
@@ -194,14 +195,14 @@ TEST(Admission, FirstComeFirstServed) {
     std::vector<int> order;
     std::vector<std::thread> ts;
     for (int i = 0; i < 4; ++i) {
-        while (g.queued() < i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        EXPECT_TRUE(rtf::test::eventually([&] { return g.queued() >= i; })) << "waiter " << i - 1 << " never queued (10 s)";
         ts.emplace_back([&, i] {
             auto t = g.acquire(60000);
             std::lock_guard<std::mutex> l(mu);
             order.push_back(i);
         });
     }
-    while (g.queued() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(rtf::test::eventually([&] { return g.queued() >= 4; })) << "the 4 waiters never all queued (10 s)";
     held.reset();
     for (auto &t : ts) t.join();
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));

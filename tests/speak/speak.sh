@@ -121,9 +121,24 @@ expect_rc 0 'schedule sequential' -- speak --models "$KIT" --text "One two three
   --schedule sequential -o "$TMP/b.wav"
 expect_rc 0 'schedule lockstep' -- speak --models "$KIT" -p "Hi" --max-audio-s 2 --max-tokens 30 \
   --schedule lockstep -o "$TMP/c.wav"
-# raw PCM on stdout
-"$RTF" speak --models "$KIT" -p "Hi" --max-audio-s 2 --max-tokens 30 -q -o - >"$TMP/raw.pcm" 2>/dev/null
-[[ -s "$TMP/raw.pcm" ]] && echo "ok: raw pcm $(stat -c %s "$TMP/raw.pcm") bytes" || { echo "FAIL: raw pcm"; fails=$((fails+1)); }
+# raw PCM on stdout: the WAV file's samples of the same run (text mode, seeded, min = max
+# audio: the same audio every run), s16le, nothing else on stdout; and not silence
+raw_knobs=(--models "$KIT" --text "Raw samples, please." --max-audio-s 1.5 --min-audio-s 1.5 --seed 7 -q)
+"$RTF" speak "${raw_knobs[@]}" -o - >"$TMP/raw.pcm" 2>/dev/null
+"$RTF" speak "${raw_knobs[@]}" -o "$TMP/raw.wav" --json "$TMP/raw.json" >/dev/null 2>&1
+python3 - "$TMP/raw.pcm" "$TMP/raw.wav" "$TMP/raw.json" <<'PY' && echo "ok: raw pcm on stdout = the WAV's samples" || { echo "FAIL: raw pcm"; fails=$((fails+1)); }
+import json, struct, sys, wave
+raw = open(sys.argv[1], "rb").read()
+w = wave.open(sys.argv[2]); n = json.load(open(sys.argv[3]))["output"]["n_samples"]
+assert w.getsampwidth() == 2 and w.getnchannels() == 1 and w.getnframes() == n >= 36000, (w.getnframes(), n)
+frames = w.readframes(n)
+assert len(raw) == 2 * n, "stdout holds %d bytes, the run made %d samples" % (len(raw), n)
+assert raw == frames, "stdout's samples differ from the WAV's (first at byte %d)" % next(i for i in range(len(raw)) if raw[i] != frames[i])
+x = struct.unpack("<%dh" % n, raw)
+rms = (sum(v * v for v in x) / n) ** 0.5
+assert rms > 30, "stdout's samples are near silence: rms %.1f" % rms
+print("raw pcm: %d bytes = %d samples, bit-equal to the WAV's, rms %.0f" % (len(raw), n, rms))
+PY
 
 # 3. Ctrl-C leaves a valid WAV and exits 3 (interrupted)
 "$RTF" speak --models "$KIT" -p "Tell me a long story." --max-audio-s 600 --min-audio-s 600 -o "$TMP/int.wav" -q &

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "bench/duplex-analysis.h"
@@ -96,15 +98,30 @@ TEST_F(Duplex, PipelineForcedScheduleAndFailingStage) {
     // pushes follow the absolute deadlines: frame i no earlier than i x interval
     for (size_t i = 0; i < 8; ++i) EXPECT_GE(doc["frames"][i]["t_push_ms"].get<double>() + 1e-6, 20.0 * static_cast<double>(i));
     // two speak turns -> two audio turns, each closed by its only is_final chunk
+    // Each turn's audio: one TTS call of 26 codes per speaking frame (EOS masked until then:
+    // duplex_codes), then the turn's end-of-turn call, which stops at its EOS: 0 .. 26 more;
+    // Token2Wav makes 960 samples a code. Turn 0 (frames 3, 4): 52 .. 78 codes, turn 1 (frame
+    // 6): 26 .. 52. Seen: 55 and 36 codes, 3.64 s.
     int finals = 0;
     double audio_s = 0;
+    std::map<int, int64_t> turn_samples;
     for (const auto &c : doc["audio_chunks"]) {
         finals += c["is_final"].get<bool>();
         audio_s += c["duration_s"].get<double>();
         EXPECT_EQ(c["sample_rate"].get<int>(), 24000);
+        const auto n = c["n_samples"].get<int64_t>();
+        EXPECT_EQ(n % 960, 0) << "a chunk of " << n << " samples: not whole codes";
+        turn_samples[c["audio_turn_id"].get<int>()] += n;
     }
     EXPECT_EQ(finals, 2);
-    EXPECT_GT(audio_s, 1.5);  // 3 speaking frames x one call of 26 codes, at 25 codes per second
+    ASSERT_EQ(turn_samples.size(), 2u);
+    EXPECT_GE(turn_samples[0], 52 * 960);
+    EXPECT_LE(turn_samples[0], 78 * 960);
+    EXPECT_GE(turn_samples[1], 26 * 960);
+    EXPECT_LE(turn_samples[1], 52 * 960);
+    EXPECT_NEAR(audio_s, static_cast<double>(turn_samples[0] + turn_samples[1]) / 24000.0, 1e-9);
+    std::printf("audio: %.2f s, turns of %lld and %lld codes\n", audio_s, static_cast<long long>(turn_samples[0] / 960),
+                static_cast<long long>(turn_samples[1] / 960));
     EXPECT_EQ(doc["meta"]["decision"], "forced");
     EXPECT_EQ(r.tts_calls, 3);  // 3 speaking frames x one message of 10
     // The analyzer accepts the timeline; which speak turn an audio turn matches is a matter of

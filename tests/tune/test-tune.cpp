@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -119,6 +120,36 @@ TEST(Tune, MathChangesNeedTheOptInAndTheBudgetIsKept) {
     auto bad = quick();
     bad.pc.runs = 2;
     EXPECT_THROW(tune::tune(find_workload("mock"), {}, {}, bad), Error);
+    // The budget: a trial whose estimated cost (the largest trial so far) does not fit in what
+    // is left is skipped, and so is a confirmation pair that does not fit. A mock whose every
+    // workload takes 40 ms to make (two per trial: >= 80 ms a trial) under a 50 ms budget: the
+    // first trial runs (nothing spent, no estimate yet), the second does not fit, nor does the
+    // pair; the same candidates under a roomy budget all run.
+    WorkloadInfo slow = find_workload("mock");
+    slow.make = [](const Knobs &k) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        return find_workload("mock").make(k);
+    };
+    const std::vector<TuneCandidate> two = {TuneCandidate::parse("pipeline:rtf=0.45", "c"),
+                                            TuneCandidate::parse("pipeline:rtf=0.40", "c")};
+    auto tight = quick();
+    tight.budget_s = 0.05;
+    r = tune::tune(slow, {}, two, tight);
+    ASSERT_EQ(r.trials.size(), 2u);
+    EXPECT_EQ(r.trials[0].verdict, "kept");
+    EXPECT_GE(r.trials[0].wall_s, 0.08);
+    EXPECT_EQ(r.trials[1].verdict, "skipped (budget)") << r.trials[1].reason;
+    EXPECT_NE(r.trials[1].reason.find("of the 0 s budget left"), std::string::npos) << r.trials[1].reason;
+    EXPECT_EQ(r.confirmation.verdict, "skipped (budget)");
+    EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.45") << "the kept change stands, unconfirmed";
+    EXPECT_EQ(r.stop_reason, "budget spent (trials skipped)");
+    auto roomy = quick();
+    roomy.budget_s = 600;
+    r = tune::tune(slow, {}, two, roomy);
+    ASSERT_EQ(r.trials.size(), 2u);
+    EXPECT_EQ(r.trials[1].verdict, "kept");
+    EXPECT_EQ(r.confirmation.verdict, "confirmed");
+    EXPECT_EQ(r.stop_reason, "no candidate left");
 }
 
 TEST(Tune, TunedConfigRoundTripsThroughTheSpeakLoader) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rtf speak on a Vulkan device, end to end on a tiny twin (issue 34), each placement against
 # the all-CPU run: the LLM on the device; both LM stages on it; every stage on it. Greedy, so
-# the codes must be the same; Token2Wav on the CPU then makes bit-identical audio, Token2Wav
+# the codes are the same up to where a near-tie may flip one (the device's numerics differ
+# from the CPU's): Token2Wav on the CPU then makes bit-identical audio up to there, Token2Wav
 # on the device audio close to it (16-bit WAVs); each stage's host <-> device copies in the
 # profile where it is on the device.
 # Skips (exit 77) where no Vulkan device exists, fails where RTF_TEST_REQUIRE names vulkan. CI: lavapipe, with RTF_ALLOW_SOFTWARE_DEVICE=1
@@ -48,9 +49,25 @@ assert devices(jl)["llm"] == dev and devices(jl)["tts"] == dev and dev not in (d
 assert devices(jm)["llm"] == dev and dev not in (devices(jm)["tts"], devices(jm)["t2m"], devices(jm)["voc"]), devices(jm)
 n = jc["output"]["n_audio_codes"]
 assert n > 0 and jl["output"]["n_audio_codes"] == n and jm["output"]["n_audio_codes"] == n
-# Token2Wav on the CPU from the same codes gives the same samples
-assert mixed == cpu, "LLM on the device: audio differs from the CPU run's"
-assert lm == cpu, "LM stages on the device: audio differs from the CPU run's"
+# Token2Wav on the CPU from the same codes gives the same samples, but the codes themselves
+# come from the device's numerics (rows 1e-3 from the CPU's), where a greedy near-tie may flip
+# one: from there on the two runs speak other codes. So, as a free run: the same length, the
+# samples bit-equal up to a first difference (all of them when nothing flipped: seen, 3 of
+# 3 runs), and that difference not in the first half (a reply or placement that is wrong
+# parts at once; a flip that early is not what rows 1e-3 apart make).
+def agreeing(x, y):
+    m = min(len(x), len(y))
+    return next((i for i in range(m) if x[i] != y[i]), m)
+n_agree = {}
+for name, x in (("mixed", mixed), ("lm", lm)):
+    k = agreeing(x, cpu)
+    n_agree[name] = k
+    print("%s: %d of %d samples bit-equal to the CPU run's%s" % (name, k, len(cpu), "" if k == len(cpu) else " (then a flipped code)"))
+    assert len(x) == len(cpu), (name, len(x), len(cpu))
+    assert k == len(cpu) or k >= len(cpu) // 2, "%s: the audio parts from the CPU run's at sample %d of %d" % (name, k, len(cpu))
+# the reply's text, from the LLM on the device, by the same rule: its first half the CPU's
+rc_, rd_ = jc["output"]["reply_text"], jl["output"]["reply_text"]
+assert rd_[:len(rc_) // 2] == rc_[:len(rc_) // 2], (rd_, rc_)
 # Each stage's host <-> device copies are in the profile where that stage is on a device
 def copied(j, key):  # KiB in all, or None when not profiled
     s = j["metrics"].get(key)
@@ -75,9 +92,14 @@ assert copied >= 4 * len(allv), (copied, len(allv))
 assert all(v == dev for v in devices(ja).values()), devices(ja)
 assert ja["output"]["n_audio_codes"] == n
 assert len(allv) == len(cpu)
-s = sum(x * x for x in cpu); e = sum((x - y) ** 2 for x, y in zip(cpu, allv))
+# the every-stage run has the LM stages' placement of the "lm" run (the same codes: the device
+# computes alike run to run), so its audio is compared where those codes agree with the CPU's
+k = n_agree["lm"]
+s = sum(x * x for x in cpu[:k]); e = sum((x - y) ** 2 for x, y in zip(cpu[:k], allv[:k]))
 snr = 200.0 if e == 0 else 10 * math.log10(s / e)
-print("all on %s: %d samples, SNR %.1f dB vs the CPU run (16-bit WAVs)" % (dev, len(allv), snr))
-assert snr >= 40, snr
+print("all on %s: %d samples, SNR %.1f dB vs the CPU run over the first %d (16-bit WAVs)" % (dev, len(allv), snr, k))
+# measured 61.3 dB (63.4 with 2 s of audio; docs/vulkan.md): 16-bit rounding of both WAVs
+# bounds it; a wrong window or state is far below
+assert snr >= 55, snr
 PY
 finish
