@@ -97,6 +97,21 @@ const IsaEnv &isa_env() {
     return e;
 }
 
+// The flags as cpuid reports them (libgcc's check, which includes the OS's XSAVE support).
+CpuFeatures cpuid_features() {
+    __builtin_cpu_init();
+    CpuFeatures c;
+    c.avx2 = __builtin_cpu_supports("avx2");
+    c.fma = __builtin_cpu_supports("fma");
+    c.avx512f = __builtin_cpu_supports("avx512f");
+    c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
+    c.avx512_vnni = __builtin_cpu_supports("avx512vnni");
+    c.amx_tile = __builtin_cpu_supports("amx-tile");
+    c.amx_bf16 = __builtin_cpu_supports("amx-bf16");
+    c.amx_int8 = __builtin_cpu_supports("amx-int8");
+    return c;
+}
+
 // A CPU with no more than `level`: the flags above it cleared.
 void cap_features(CpuFeatures &c, IsaLevel level) {
     if (level < IsaLevel::amx) c.amx_tile = c.amx_bf16 = c.amx_int8 = false;
@@ -128,16 +143,8 @@ bool parse_isa_level(std::string_view name, IsaLevel &out) {
 
 IsaLevel host_isa_level() {
     static const IsaLevel level = [] {
-        __builtin_cpu_init();
-        CpuFeatures c;
-        c.avx2 = __builtin_cpu_supports("avx2");
-        c.fma = __builtin_cpu_supports("fma");
-        c.avx512f = __builtin_cpu_supports("avx512f");
-        c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-        c.amx_tile = __builtin_cpu_supports("amx-tile");
-        c.amx_bf16 = __builtin_cpu_supports("amx-bf16");
         IsaLevel l = IsaLevel::baseline;
-        parse_isa_level(c.isa_class(), l);
+        parse_isa_level(cpuid_features().isa_class(), l);
         return l;
     }();
     return level;
@@ -172,18 +179,9 @@ const CpuFeatures &cpu_features() {
         const auto &topo = cpu_topology();
         const int n = static_cast<int>(topo.allowed_pus.empty() ? 1 : topo.allowed_pus.size());
         if (const char *e = std::getenv("RTF_CPU_FEATURES"); e && *e) return CpuFeatures::parse(e, n, topo.cpu_model);
-        CpuFeatures c;
+        CpuFeatures c = cpuid_features();
         c.model = topo.cpu_model;
         c.n_cpus = n;
-        __builtin_cpu_init();
-        c.avx2 = __builtin_cpu_supports("avx2");
-        c.fma = __builtin_cpu_supports("fma");
-        c.avx512f = __builtin_cpu_supports("avx512f");
-        c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-        c.avx512_vnni = __builtin_cpu_supports("avx512vnni");
-        c.amx_tile = __builtin_cpu_supports("amx-tile");
-        c.amx_bf16 = __builtin_cpu_supports("amx-bf16");
-        c.amx_int8 = __builtin_cpu_supports("amx-int8");
         cap_features(c, isa_level());
         return c;
     }();
