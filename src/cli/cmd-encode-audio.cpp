@@ -17,6 +17,7 @@
 #include "cli/cli-util.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/robust-stats.h"
 #include "models/apm/apm-encoder.h"
 #include "models/apm/audio-input.h"
 #include "machine/provenance.h"
@@ -34,13 +35,6 @@ struct EncodeAudioCmd {
     bool no_streaming = false;
     bool quiet = false;
 };
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int run_encode_audio(EncodeAudioCmd c) {
     if (c.json_path == "-") c.quiet = true;  // stdout carries the JSON alone
@@ -147,7 +141,9 @@ int run_encode_audio(EncodeAudioCmd c) {
                            {"encoder_ms", out.graph_ms},
                            {"encode_ms", ms}});
     }
-    const double med = median(full_ms);
+    // No full frame (a recording shorter than one frame): the line and summary.median_encode_ms
+    // say 0, as they always have, where core's median_of would give NaN (JSON null).
+    const double med = full_ms.empty() ? 0.0 : median_of(full_ms);
     const double rtf = audio.seconds() > 0 ? total_ms / 1000.0 / audio.seconds() : 0.0;
     if (!c.quiet) {
         std::printf("%zu frames, %lld embeddings of %lld; encode per %d ms frame: median %.2f ms (%zu full frames); "

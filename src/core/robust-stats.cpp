@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -14,12 +15,20 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) return kNaN;
-    std::sort(v.begin(), v.end());
-    size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+double percentile(std::vector<double> values, double percent) {
+    if (std::isnan(percent)) return kNaN;
+    values.erase(std::remove_if(values.begin(), values.end(), [](double x) { return std::isnan(x); }), values.end());
+    if (values.empty()) return kNaN;
+    std::sort(values.begin(), values.end());
+    const double pos = std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, values.size() - 1);
+    const double frac = pos - static_cast<double>(lo);
+    if (frac == 0.0) return values[lo];  // an exact rank: no 0 * inf = NaN from an infinite neighbour
+    return values[lo] + (values[hi] - values[lo]) * frac;
 }
+
+double median_of(std::vector<double> v) { return percentile(std::move(v), 50.0); }
 
 double modified_z(double x, double median, double mad) {
     if (!(mad > 0)) return 0.0;

@@ -36,7 +36,15 @@ inline constexpr double kOutlierZ = 3.5;
 // NaN inputs are ignored (indices still refer to the input vector).
 RobustStats robust_stats(const std::vector<double> &values, double outlier_z = kOutlierZ, double min_abs_dev = 0);
 
-double median_of(std::vector<double> v);  // NaN when empty
+// The one percentile every layer uses (p50/p95/p99 of docs/metrics.md, report lines, the
+// t2w profile, medians): `percent` is in percent, 0..100 (clamped), e.g. percentile(v, 95).
+// Linear interpolation between closest ranks (Hyndman & Fan type 7, numpy.percentile's
+// default): the value at position percent/100 * (n-1) of the sorted sample, v[i] + f*(v[i+1]-v[i]),
+// so p0 is the min, p100 the max and p50 of an even-sized sample the mean of the two middle
+// values. NaN inputs are ignored; nothing left gives NaN (a caller that prints 0 for an empty
+// series says so at its call site). Copies and sorts: fine for per-run sizes.
+double percentile(std::vector<double> values, double percent);
+double median_of(std::vector<double> v);  // percentile(v, 50): NaN when empty
 double modified_z(double x, double median, double mad);
 
 nlohmann::json to_json(const RobustStats &s);

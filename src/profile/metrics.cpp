@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/robust-stats.h"
+
 namespace rtf::prof {
 
 namespace {
@@ -50,7 +52,7 @@ Metrics compute_metrics(const RunRecord &run, double jitter_ms) {
         std::vector<double> steady;
         for (size_t i = 1; i < arrival.size(); ++i)
             if (duration[i] > 0) steady.push_back((arrival[i] - arrival[i - 1]) / duration[i]);
-        m.rtf_steady = steady.empty() ? kNaN : median(steady);
+        m.rtf_steady = median_of(steady);  // NaN when empty
         m.starvation = simulate_playback(arrival, duration, jitter_ms);
         m.gapless_start_ms = gapless_start_ms(arrival, duration);
     } else {

@@ -11,23 +11,7 @@ namespace rtf::prof {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double percentile_sorted(const std::vector<double> &v, double q) {
-    if (v.empty()) return kNaN;
-    double pos = std::clamp(q, 0.0, 100.0) / 100.0 * static_cast<double>(v.size() - 1);
-    size_t lo = static_cast<size_t>(std::floor(pos));
-    size_t hi = std::min(lo + 1, v.size() - 1);
-    double frac = pos - static_cast<double>(lo);
-    return v[lo] + (v[hi] - v[lo]) * frac;
-}
 }  // namespace
-
-double percentile(std::vector<double> values, double q) {
-    std::sort(values.begin(), values.end());
-    return percentile_sorted(values, q);
-}
-
-double median(std::vector<double> values) { return percentile(std::move(values), 50.0); }
 
 Summary summarize(const std::vector<double> &values) {
     Summary s;
@@ -36,13 +20,11 @@ Summary summarize(const std::vector<double> &values) {
         s.mean = s.p50 = s.p95 = s.p99 = s.max = kNaN;
         return s;
     }
-    std::vector<double> v = values;
-    std::sort(v.begin(), v.end());
-    s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    s.p50 = percentile_sorted(v, 50);
-    s.p95 = percentile_sorted(v, 95);
-    s.p99 = percentile_sorted(v, 99);
-    s.max = v.back();
+    s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+    s.p50 = percentile(values, 50);
+    s.p95 = percentile(values, 95);
+    s.p99 = percentile(values, 99);
+    s.max = percentile(values, 100);
     return s;
 }
 

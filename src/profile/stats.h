@@ -1,19 +1,22 @@
 #pragma once
 // Order statistics used by every report: percentiles and the p50/p95/p99/max summary.
 //
-// percentile() interpolates linearly between closest ranks (the "linear" method of
-// numpy.percentile / Hyndman & Fan type 7), so p50 of an even-sized sample is the mean of
-// the two middle values and p100 is the max. Empty input gives NaN (rendered as JSON null).
+// The percentile is core's (core/robust-stats.h: percent 0..100, linear interpolation
+// between closest ranks, numpy.percentile's default; NaN when empty), so p50 of an
+// even-sized sample is the mean of the two middle values and p100 is the max. Empty input
+// gives NaN (rendered as JSON null).
 #include <cstddef>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/robust-stats.h"
+
 namespace rtf::prof {
 
-// q in [0, 100]. Copies and sorts; fine for per-run sizes (hundreds to thousands).
-double percentile(std::vector<double> values, double q);
-double median(std::vector<double> values);
+// prof::percentile(v, 95) is core's rtf::percentile (not a second implementation); the
+// median is rtf::median_of.
+using rtf::percentile;
 
 struct Summary {
     size_t n = 0;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/robust-stats.h"
 #include "report/svg.h"
 
 namespace rtf::report {
@@ -18,16 +19,6 @@ double finite_max(const std::vector<double> &v, double fallback) {
     for (double x : v)
         if (std::isfinite(x)) m = std::max(m, x);
     return std::isfinite(m) ? m : fallback;
-}
-
-double quantile(std::vector<double> v, double q) {
-    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-    if (v.empty()) return std::nan("");
-    std::sort(v.begin(), v.end());
-    double pos = q * static_cast<double>(v.size() - 1);
-    size_t i = static_cast<size_t>(pos);
-    double f = pos - static_cast<double>(i);
-    return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }
 
 std::string empty_chart(const std::string &label, const std::string &why) {
@@ -58,10 +49,11 @@ std::string chunk_rtf_chart(const RunView &v) {
     if (v.chunks.empty()) return empty_chart(label, "no per-chunk records in this result");
     auto pace = chunk_rtf(v), cum = cumulative_rtf(v);
     double steady = num(v.metrics, "rtf_steady");
-    // Clip the y range so one slow first chunk does not flatten the rest.
+    // Clip the y range so one slow first chunk does not flatten the rest. The series are finite
+    // or NaN (zero-length chunks), which percentile() skips; all NaN gives NaN, and max() keeps 1.25.
     std::vector<double> all = pace;
     all.insert(all.end(), cum.begin(), cum.end());
-    double top = std::max({1.25, quantile(all, 0.95) * 1.15, std::isfinite(steady) ? steady * 1.15 : 0.0});
+    double top = std::max({1.25, percentile(all, 95) * 1.15, std::isfinite(steady) ? steady * 1.15 : 0.0});
     double vmax = finite_max(all, 1);
     if (vmax < top) top = std::max(1.25, vmax * 1.1);
     const double H = 300, L = 60, R = kW - 20, T = 28, B = H - 44;

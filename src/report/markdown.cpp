@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/robust-stats.h"
 #include "report/bench-view.h"
 #include "report/escape.h"
 #include "report/report.h"
@@ -40,15 +41,6 @@ std::string sparkline(const std::vector<double> &v, size_t width = 60) {
         o += blocks[std::clamp(lvl, 0, 7)];
     }
     return o;
-}
-
-double pct(std::vector<double> v, double q) {
-    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-    if (v.empty()) return std::nan("");
-    std::sort(v.begin(), v.end());
-    double pos = q * static_cast<double>(v.size() - 1);
-    size_t i = static_cast<size_t>(pos);
-    return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
 }
 
 // key path = scalar, for config sections.
@@ -104,14 +96,14 @@ std::string run_markdown(const RunView &v) {
       << fmt(num(m, "bound_serial")) << " | " << fmt(num(m, "pipeline_efficiency")) << " | " << me(str(m, "n_chunks"))
       << " | " << fmt(num(m, "audio_ms") / 1000.0, 2) << " |\n\n";
     // Per chunk.
-    auto pace = chunk_rtf(v);
+    auto pace = chunk_rtf(v);  // finite, or NaN for a zero-length chunk: percentile() skips those
     o << "### Per-chunk RTF\n\n";
     if (pace.empty()) {
         o << "No per-chunk records in this result.\n\n";
     } else {
         o << "Pace per chunk ((out[i] - out[i-1]) / dur[i]; chunk 0 from t0), " << pace.size() << " chunk(s):\n\n```\n"
-          << sparkline(pace) << "\n```\n\np50 " << fmt(pct(pace, 0.5)) << ", p95 " << fmt(pct(pace, 0.95)) << ", max "
-          << fmt(pct(pace, 1.0)) << "; chunks slower than real time (pace > 1): "
+          << sparkline(pace) << "\n```\n\np50 " << fmt(percentile(pace, 50)) << ", p95 " << fmt(percentile(pace, 95))
+          << ", max " << fmt(percentile(pace, 100)) << "; chunks slower than real time (pace > 1): "
           << std::count_if(pace.begin(), pace.end(), [](double x) { return x > 1; }) << "\n\n";
         const size_t kTable = 20;
         std::vector<size_t> idx(pace.size());

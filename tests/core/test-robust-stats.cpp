@@ -73,3 +73,21 @@ TEST(MannWhitney, TiesUseTheNormalApproximation) {
     auto same = mann_whitney_u({5, 5, 5, 5}, {5, 5, 5, 5});
     EXPECT_DOUBLE_EQ(same.p_value, 1.0);
 }
+
+TEST(RobustStats, PercentileIsPercentLinearNanWhenEmpty) {
+    // numpy.percentile([1,2,3,4], q): linear interpolation at q/100 * (n-1)
+    std::vector<double> v{4, 1, 3, 2};
+    EXPECT_DOUBLE_EQ(percentile(v, 50), 2.5);
+    EXPECT_DOUBLE_EQ(percentile(v, 95), 3.85);
+    EXPECT_DOUBLE_EQ(percentile(v, 0), 1);
+    EXPECT_DOUBLE_EQ(percentile(v, 100), 4);
+    EXPECT_DOUBLE_EQ(percentile(v, 150), 4);  // clamped to 0..100
+    EXPECT_DOUBLE_EQ(percentile(v, -5), 1);
+    EXPECT_DOUBLE_EQ(percentile({7}, 95), 7);
+    EXPECT_DOUBLE_EQ(percentile({std::nan(""), 1, 3}, 50), 2);  // NaN ignored
+    EXPECT_TRUE(std::isnan(percentile({}, 50)));
+    EXPECT_TRUE(std::isnan(percentile({std::nan("")}, 50)));
+    EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), percentile({4, 1, 3, 2}, 50));
+    EXPECT_DOUBLE_EQ(median_of({5, 1, 3}), 3);
+    EXPECT_TRUE(std::isnan(median_of({})));
+}

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "core/robust-stats.h"
+
 namespace rtf::t2w {
 
 int T2wProfile::level_from_env() {
@@ -11,15 +13,6 @@ int T2wProfile::level_from_env() {
     if (!e || !*e) return 0;
     const int v = std::atoi(e);
     return v < 0 ? 0 : v;
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const double pos = p * static_cast<double>(v.size() - 1);
-    const size_t i = static_cast<size_t>(pos);
-    const double frac = pos - static_cast<double>(i);
-    return i + 1 < v.size() ? v[i] + (v[i + 1] - v[i]) * frac : v[i];
 }
 
 void T2wProfile::add(const std::string &stage, double ms) {
@@ -57,8 +50,9 @@ std::vector<double> T2wProfile::stats(const std::string &stage) const {
     if (it == samples_by_stage_.end() || it->second.empty()) return {};
     const auto &v = it->second;
     const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    return {static_cast<double>(v.size()), *std::min_element(v.begin(), v.end()), percentile(v, 0.50), percentile(v, 0.95),
-            percentile(v, 0.99), *std::max_element(v.begin(), v.end()), mean};
+    // v is never empty here (returned {} above), so core's NaN-for-empty never reaches the summary.
+    return {static_cast<double>(v.size()), *std::min_element(v.begin(), v.end()), percentile(v, 50), percentile(v, 95),
+            percentile(v, 99), *std::max_element(v.begin(), v.end()), mean};
 }
 
 void T2wProfile::print_summary(std::FILE *out) const {

@@ -1,7 +1,7 @@
 #pragma once
 // The reference's OMNI_T2W_PROFILE output, driven by RTF_T2W_PROFILE:
 //   =1  summary at the end: init, first-chunk total, then per stage
-//       n/min/p50/p95/p99/max/mean (ms; percentile by linear interpolation at p·(n-1)),
+//       n/min/p50/p95/p99/max/mean (ms; core's percentile(): linear interpolation at p·(n-1)),
 //       then audio=<s> compute=<s> RTF=<x> (compute = Σ window totals).
 //   =2  additionally one [timing] line per window as it completes.
 // Stage names: t2m.upload, t2m.compute, t2m.download, voc.upload, voc.compute,
@@ -38,8 +38,5 @@ private:
     std::map<std::string, std::vector<double>> samples_by_stage_;
     void add(const std::string &stage, double ms);
 };
-
-// Percentile with linear interpolation at p·(n-1) of sorted values (p in [0,1]).
-double percentile(std::vector<double> v, double p);
 
 }  // namespace rtf::t2w
