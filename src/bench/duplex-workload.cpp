@@ -43,7 +43,7 @@ public:
         frames_ = speak::input_frames(c, audio, &n_silence_);
         engines_ = speak::load_duplex_engines(c);
         c = engines_->config;
-        if (find_knob(knobs, "twin-text-rate") && !engines_->kit.is_twin)
+        if (knob_value(knobs, "twin-text-rate") && !engines_->kit.is_twin)
             std::cerr << "bench: duplex workload: twin-text-rate ignored: real model files end their own speak units\n";
     }
 

@@ -34,7 +34,7 @@ std::vector<std::string> speak_knob_names() {
 speak::SpeakConfig speak_config(const Knobs &knobs) {
     check_knobs("speak", knobs, speak_knob_names());
     speak::SpeakConfig cfg = speak::default_config();
-    if (const std::string *file = find_knob(knobs, "config")) speak::apply_knob_file(cfg, *file);
+    if (const std::string *file = knob_value(knobs, "config")) speak::apply_knob_file(cfg, *file);
     try {
         for (const auto &[k, v] : knobs)
             if (k != "config") speak::apply_knob(cfg, k, v);

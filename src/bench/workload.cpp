@@ -20,7 +20,7 @@ void set_knob(Knobs &knobs, const std::string &key, const std::string &value) {
     knobs.emplace_back(key, value);
 }
 
-const std::string *find_knob(const Knobs &knobs, const std::string &key) {
+const std::string *knob_value(const Knobs &knobs, const std::string &key) {
     for (const auto &k : knobs)
         if (k.first == key) return &k.second;
     return nullptr;

@@ -36,7 +36,8 @@ using Knobs = std::vector<Knob>;
 
 // Sets or replaces `key` (keeps the first position of an existing key).
 void set_knob(Knobs &knobs, const std::string &key, const std::string &value);
-const std::string *find_knob(const Knobs &knobs, const std::string &key);
+// The value set for `key`, or nullptr (speak::find_knob, by contrast, is the knob table's definition).
+const std::string *knob_value(const Knobs &knobs, const std::string &key);
 // "d1=1 t2w-threads=2"
 std::string knobs_label(const Knobs &knobs);
 nlohmann::json knobs_json(const Knobs &knobs);

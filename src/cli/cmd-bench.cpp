@@ -130,7 +130,7 @@ int run_bench(const BenchOptions &o) {
     // profile's choices under the user's knobs (--set, config=FILE; --ab and --sweep values go
     // over them per config). A kit of another family gets none (select_machine_profile).
     std::optional<speak::MachineProfile> profile;
-    const std::string *kit_knob = bench::find_knob(base, "models");
+    const std::string *kit_knob = bench::knob_value(base, "models");
     if ((workload == "speak" || workload == "duplex") && kit_knob) {
         ProfileFlags f = o.profile;
         f.history_db = o.history.db;

@@ -80,7 +80,7 @@ speak::MachineProfile apply_machine_profile(const ProfileFlags &f, const std::st
     // so a profile choice set here would override them); an unreadable file is the workload's
     // error to report.
     std::set<std::string> from_file;
-    if (const std::string *file = bench::find_knob(knobs, "config")) {
+    if (const std::string *file = bench::knob_value(knobs, "config")) {
         try {
             for (const auto &kv : speak::read_knob_file(*file)) from_file.insert(kv.first);
         } catch (const std::exception &) {
@@ -93,7 +93,7 @@ speak::MachineProfile apply_machine_profile(const ProfileFlags &f, const std::st
             p.not_here.push_back(c.knob);
             continue;
         }
-        if (bench::find_knob(knobs, c.knob) || from_file.count(c.knob)) continue;  // --set and config=FILE win
+        if (bench::knob_value(knobs, c.knob) || from_file.count(c.knob)) continue;  // --set and config=FILE win
         bench::set_knob(knobs, c.knob, c.value);
         applied[c.knob] = c.value;
         p.applied.push_back(c.knob);

@@ -244,7 +244,7 @@ TuneResult tune(const WorkloadInfo &info, const Knobs &base, std::vector<TuneCan
             TuneCandidate c = todo.front();
             todo.erase(todo.begin());
             auto unchanged = [&](const std::string &k, const std::string &v) {
-                const std::string *cur = find_knob(r.best, k);
+                const std::string *cur = knob_value(r.best, k);
                 return cur && *cur == v;
             };
             bool same = unchanged(c.knob, c.value);
@@ -349,7 +349,7 @@ std::vector<TuneCandidate> speak_candidates(const Knobs &base, int n_cpus, const
                 const auto value = resolve(sym);
                 if (!value) continue;
                 if (k.facts.runnable && !k.facts.runnable(*value)) continue;  // e.g. bf16 vocoder without oneDNN
-                if (const std::string *cur = find_knob(base, k.name); cur && *cur == *value) continue;
+                if (const std::string *cur = knob_value(base, k.name); cur && *cur == *value) continue;
                 bool dup = false;  // e.g. n_cpus / 2 == 1 on 2 CPUs
                 for (const auto &c : v) dup = dup || (c.knob == k.name && c.value == *value);
                 if (dup) continue;

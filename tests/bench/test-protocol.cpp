@@ -139,7 +139,7 @@ namespace {
 std::vector<std::string> g_order;
 class OrderWorkload final : public Workload {
 public:
-    explicit OrderWorkload(const Knobs &k) : tag_(*find_knob(k, "tag")) {}
+    explicit OrderWorkload(const Knobs &k) : tag_(*knob_value(k, "tag")) {}
     std::string name() const override { return "order"; }
     nlohmann::json config() const override { return {{"tag", tag_}}; }
     RunOutput run_once() override {

@@ -56,8 +56,8 @@ TEST(Tune, KeepsRealWinsOnlyTopLayerFirst) {
     ASSERT_EQ(r.descent.size(), 3u);  // baseline, 0.45, 0.40
     EXPECT_NEAR(r.gain, 0.8, 0.01);   // 0.45/0.5 x 0.40/0.45
     EXPECT_NEAR(r.descent[2].cumulative, r.gain, 1e-12);
-    EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.40");
-    EXPECT_EQ(find_knob(r.changes, "quality"), nullptr);
+    EXPECT_EQ(*knob_value(r.changes, "rtf"), "0.40");
+    EXPECT_EQ(knob_value(r.changes, "quality"), nullptr);
 }
 
 // The confirmation pair: a change whose win was one lucky pair (here the first workload made
@@ -80,8 +80,8 @@ TEST(Tune, TheConfirmationPairDropsALuckyWin) {
     EXPECT_EQ(r.trials.at(0).verdict, "kept");
     EXPECT_EQ(r.confirmation.verdict, "not confirmed");
     EXPECT_TRUE(r.changes.empty());
-    EXPECT_EQ(*find_knob(r.unconfirmed, "lucky"), "1");
-    EXPECT_EQ(find_knob(r.best, "lucky"), nullptr);
+    EXPECT_EQ(*knob_value(r.unconfirmed, "lucky"), "1");
+    EXPECT_EQ(knob_value(r.best, "lucky"), nullptr);
     EXPECT_DOUBLE_EQ(r.gain, 1.0);
     EXPECT_NE(r.stop_reason.find("not confirmed"), std::string::npos) << r.stop_reason;
     EXPECT_TRUE(tuned_config(r).empty());
@@ -90,14 +90,14 @@ TEST(Tune, TheConfirmationPairDropsALuckyWin) {
     auto real = tune::tune(find_workload("mock"), {}, {TuneCandidate::parse("pipeline:rtf=0.45", "c")}, quick());
     EXPECT_EQ(real.confirmation.verdict, "confirmed");
     EXPECT_NEAR(real.confirmation.b_rtf, 0.45, 1e-9);
-    EXPECT_EQ(*find_knob(real.changes, "rtf"), "0.45");
+    EXPECT_EQ(*knob_value(real.changes, "rtf"), "0.45");
     // off: no pair, the trial's word stands
     auto cfg = quick();
     cfg.confirm = false;
     *made = 0;
     auto off = tune::tune(lucky, {}, {TuneCandidate::parse("pipeline:lucky=1", "c")}, cfg);
     EXPECT_EQ(off.confirmation.verdict, "");
-    EXPECT_EQ(*find_knob(off.changes, "lucky"), "1");
+    EXPECT_EQ(*knob_value(off.changes, "lucky"), "1");
 }
 
 TEST(Tune, MathChangesNeedTheOptInAndTheBudgetIsKept) {
@@ -141,7 +141,7 @@ TEST(Tune, MathChangesNeedTheOptInAndTheBudgetIsKept) {
     EXPECT_EQ(r.trials[1].verdict, "skipped (budget)") << r.trials[1].reason;
     EXPECT_NE(r.trials[1].reason.find("of the 0 s budget left"), std::string::npos) << r.trials[1].reason;
     EXPECT_EQ(r.confirmation.verdict, "skipped (budget)");
-    EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.45") << "the kept change stands, unconfirmed";
+    EXPECT_EQ(*knob_value(r.changes, "rtf"), "0.45") << "the kept change stands, unconfirmed";
     EXPECT_EQ(r.stop_reason, "budget spent (trials skipped)");
     auto roomy = quick();
     roomy.budget_s = 600;
@@ -188,8 +188,8 @@ TEST(Tune, ObjectiveJudgesTheTrialsAndABundleIsOneTrial) {
     EXPECT_NEAR(t.b_rtf, 0.55, 0.01);  // slower by RTF, better by the objective
     EXPECT_NE(t.reason.find("RTF 0.5"), std::string::npos) << t.reason;
     EXPECT_EQ(r.trials[1].verdict, "within noise") << r.trials[1].reason;  // 600 -> 560 ms: < 100 ms
-    EXPECT_EQ(*find_knob(r.changes, "rtf"), "0.55");
-    EXPECT_EQ(*find_knob(r.changes, "first-audio-ms"), "600");
+    EXPECT_EQ(*knob_value(r.changes, "rtf"), "0.55");
+    EXPECT_EQ(*knob_value(r.changes, "first-audio-ms"), "600");
     EXPECT_NEAR(r.gain, 0.6, 0.03);
     EXPECT_NEAR(r.rtf_gain, 1.1, 0.03);
     const auto j = to_json(r);
