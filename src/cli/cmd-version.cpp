@@ -30,7 +30,9 @@ int print_version(bool json) {
 
 static void add_version_command(CLI::App &app, Action &action) {
     auto *sub = app.add_subcommand("version", "Print rtfkit's version, the llama.cpp commit it was built "
-                                              "against, compiled ggml backends and CPU features");
+                                              "against, compiled ggml backends, CPU features and the kernel level "
+                                              "(RTF_ISA=avx2|avx512|avx512-bf16|amx caps rtfkit's and oneDNN's "
+                                              "kernels; a level this CPU lacks is refused)");
     auto json = std::make_shared<bool>(false);
     sub->add_flag("--json", *json, "Print as JSON");
     sub->callback([&action, json] { action = [json] { return print_version(*json); }; });
